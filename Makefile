@@ -1,0 +1,52 @@
+# Entry points for people and CI. Every target installs its own dependencies first.
+#   make demo   - build and run the emulated demo (node agent on an emulated trn1.32xlarge)
+#   make test   - build and pass every test (release preset)
+SHELL := /bin/bash
+JOBS ?= $(shell nproc)
+EMULATE ?= trn1.32xlarge
+
+.PHONY: help deps build demo test test-asan test-tsan sanitize fuzz bench fmt lint clean
+
+help: ## Show this help
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
+
+deps: ## Install the Debian packages the build, tests and benches need
+	@bash scripts/setup-deps.sh
+
+build: deps ## Configure and build the release preset into build/ (binaries in build/bin)
+	@cmake --preset release >/dev/null
+	@cmake --build --preset release -j $(JOBS)
+
+demo: build ## Run the node agent over an emulated node (EMULATE=<instance type>)
+	@bash scripts/demo.sh $(EMULATE)
+
+test: build ## Build and run every test
+	@ctest --preset release -j $(JOBS)
+
+test-asan: deps ## Build and run every test under ASan+UBSan
+	@cmake --preset asan >/dev/null
+	@cmake --build --preset asan -j $(JOBS)
+	@ctest --preset asan -j $(JOBS)
+
+test-tsan: deps ## Build and run the threaded-server tests under TSan
+	@cmake --preset tsan >/dev/null
+	@cmake --build --preset tsan -j $(JOBS)
+	@ctest --preset tsan -j $(JOBS)
+
+sanitize: test-asan test-tsan ## Both sanitizer suites
+
+fuzz: deps ## Build the libFuzzer targets with clang (run them from build/fuzz/bin)
+	@cmake --preset fuzz >/dev/null
+	@cmake --build --preset fuzz -j $(JOBS)
+
+bench: build ## Run the benchmarks (figures are kept in bench/README.md)
+	@bash bench/run.sh
+
+fmt: ## clang-format every C++ file in place
+	@git ls-files '*.cc' '*.h' | xargs clang-format -i
+
+lint: ## clang-format check (no changes)
+	@git ls-files '*.cc' '*.h' | xargs clang-format --dry-run -Werror
+
+clean: ## Remove build/
+	@rm -rf build

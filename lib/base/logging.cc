@@ -40,16 +40,17 @@ absl::Status InitLogging(std::string_view program, std::string_view level, bool 
   const spdlog::level::level_enum parsed = spdlog::level::from_str(std::string(level));
   // from_str maps unknown names to "off"; only accept "off" when it was asked for.
   if (parsed == spdlog::level::off && level != "off") {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "unknown log level \"", std::string(level), "\" (want trace, debug, info, warn, error, critical, off)"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("unknown log level \"", std::string(level),
+                     "\" (want trace, debug, info, warn, error, critical, off)"));
   }
   std::shared_ptr<spdlog::logger> logger;
   if (json) {
-    logger = std::make_shared<spdlog::logger>(std::string(program),
-                                              std::make_shared<JsonStderrSink>());
+    logger =
+        std::make_shared<spdlog::logger>(std::string(program), std::make_shared<JsonStderrSink>());
   } else {
-    logger = std::make_shared<spdlog::logger>(
-        std::string(program), std::make_shared<spdlog::sinks::stderr_sink_mt>());
+    logger = std::make_shared<spdlog::logger>(std::string(program),
+                                              std::make_shared<spdlog::sinks::stderr_sink_mt>());
     logger->set_pattern("%Y-%m-%dT%H:%M:%S.%eZ %L %n: %v", spdlog::pattern_time_type::utc);
   }
   logger->set_level(parsed);

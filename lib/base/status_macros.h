@@ -8,11 +8,11 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 
-#define NEURON_RETURN_IF_ERROR(expr)                       \
-  do {                                                     \
+#define NEURON_RETURN_IF_ERROR(expr)                        \
+  do {                                                      \
     if (absl::Status neuron_s_ = (expr); !neuron_s_.ok()) { \
-      return neuron_s_;                                    \
-    }                                                      \
+      return neuron_s_;                                     \
+    }                                                       \
   } while (false)
 
 #define NEURON_CAT_(a, b) a##b

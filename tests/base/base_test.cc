@@ -37,7 +37,9 @@ TEST_CASE("status macros propagate the first error", "[base]") {
 }
 
 TEST_CASE("backoff grows to the cap, stays within jitter, and resets", "[base]") {
-  Backoff b({.initial = absl::Milliseconds(100), .max = absl::Seconds(1), .multiplier = 2,
+  Backoff b({.initial = absl::Milliseconds(100),
+             .max = absl::Seconds(1),
+             .multiplier = 2,
              .jitter = 0.2});
   absl::Duration expected = absl::Milliseconds(100);
   for (int i = 0; i < 8; ++i) {

@@ -1,0 +1,75 @@
+// File: lib/httpserver/http_server.h
+// A small HTTP server with our own Request/Response types, so that no module outside this one
+// depends on cpp-httplib. Used by the node agent (/metrics, /inventory) and the scheduler extender.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+
+namespace neuron::httpserver {
+
+struct Request {
+  std::string method;  // "GET", "POST", ...
+  std::string path;    // without the query string
+  std::multimap<std::string, std::string> query;
+  std::multimap<std::string, std::string> headers;  // names as the client sent them
+  std::string body;
+
+  // The first value of query parameter `name`, or "" if absent.
+  std::string QueryParam(const std::string& name) const;
+  // The first value of header `name` (case-insensitive), or "" if absent.
+  std::string Header(const std::string& name) const;
+};
+
+struct Response {
+  int status = 200;
+  std::string content_type = "text/plain; charset=utf-8";
+  std::string body;
+  std::map<std::string, std::string> headers;
+
+  static Response Text(int status, std::string body);
+  static Response Json(int status, std::string body);
+};
+
+using Handler = std::function<Response(const Request&)>;
+
+struct ServerOptions {
+  int threads = 4;
+  size_t max_body_bytes = 8 << 20;  // larger requests get 413
+  int read_timeout_seconds = 10;
+  int write_timeout_seconds = 10;
+};
+
+// Splits "host:port" or "[v6]:port"; port may be 0 (pick a free one).
+absl::StatusOr<std::pair<std::string, int>> ParseListenAddress(const std::string& listen);
+
+class HttpServer {
+ public:
+  explicit HttpServer(ServerOptions options = {});
+  ~HttpServer();  // stops
+  HttpServer(const HttpServer&) = delete;
+  HttpServer& operator=(const HttpServer&) = delete;
+
+  // Registers `handler` for an exact method and path. Call before Start().
+  void Handle(const std::string& method, const std::string& path, Handler handler);
+
+  // Binds synchronously (so a port clash is reported here) and serves on background threads.
+  absl::Status Start(const std::string& listen);
+  // Stops accepting, waits for in-flight requests. Idempotent.
+  void Stop();
+  int port() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// /healthz answers 200 while the process serves; /readyz answers 200 only when ready() is true.
+void AddHealthEndpoints(HttpServer& server, std::function<bool()> ready);
+
+}  // namespace neuron::httpserver

@@ -1,0 +1,20 @@
+// File: tests/testing/http_get.h
+// Minimal loopback HTTP client for tests (real sockets via cpp-httplib).
+#pragma once
+
+#include <map>
+#include <string>
+
+namespace neuron::testing {
+
+struct HttpResult {
+  int status = -1;  // -1: connection failed
+  std::string body;
+  std::string content_type;
+};
+
+HttpResult HttpGet(int port, const std::string& path);
+HttpResult HttpPost(int port, const std::string& path, const std::string& body,
+                    const std::string& content_type = "application/json");
+
+}  // namespace neuron::testing

@@ -1,0 +1,112 @@
+// File: lib/inventory/inventory.h
+// A snapshot of the Neuron devices of one node: PCI identity (libpci), driver attributes and
+// counters (sysfs), model facts (lib/topology). Built by a Scanner, which keeps what must
+// survive between scans: the PCI list (re-read only when the device set changes), the
+// index -> PCI address map, the cumulative read-error count and the once-per-file warnings.
+//
+//   auto fs = sysfs::MakeRootedFs("/");
+//   inventory::Scanner scanner(*fs);
+//   absl::StatusOr<inventory::Inventory> inv = scanner.Scan();
+//
+// Missing, empty or garbled attribute files never fail a scan: they count in read_errors and
+// are logged once per file (spdlog warn), and the value is left out. A device that vanishes
+// mid-scan is simply not in the snapshot.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "lib/sysfs/fs.h"
+#include "lib/sysfs/pci.h"
+#include "lib/topology/topology.h"
+
+namespace neuron::inventory {
+
+struct MemoryStat {
+  uint64_t total = 0, present = 0, peak = 0;
+};
+
+struct CoreStats {
+  int index = 0;                                   // core index on its device (neuron_core<M>)
+  std::map<std::string, uint64_t> status_total;    // stats/status/<counter>/total
+  std::map<std::string, uint64_t> status_present;  // stats/status/<counter>/present
+  std::map<std::string, MemoryStat> device_mem;    // stats/memory_usage/device_mem/<category>
+  std::map<std::string, uint64_t> other_info;      // stats/other_info/<name> (its total)
+  std::string arch_type;                           // info/architecture/arch_type ("NCv2")
+};
+
+struct Device {
+  int index = 0;            // N of /dev/neuronN
+  std::string pci_address;  // "0000:10:1c.0"; "" if it could not be paired
+  uint16_t pci_device_id = 0;
+  std::optional<topology::DeviceModel> model;  // nullopt = unknown id
+  int core_count = 0;                          // driver core_count (logical cores)
+  std::vector<int> connected;                  // driver connected_devices
+  int numa_node = -1;
+  bool healthy = true;
+  std::string unhealthy_reason;              // "" when healthy: "vanished", "driver unbound", ...
+  std::map<std::string, uint64_t> hardware;  // stats/hardware/* (mem_ecc_uncorrected, ...)
+  std::map<std::string, uint64_t> host_mem;  // stats/memory_usage/host_mem/<category> bytes
+  std::optional<double> power_utilization;   // stats/power/utilization avg, percent (valid only)
+  std::vector<CoreStats> cores;
+  // Extras beyond the contract.
+  std::string driver;       // PCI driver bound ("neuron-driver"); "" unbound
+  std::string arch_type;    // info/architecture/arch_type ("NDv2")
+  std::string device_name;  // info/architecture/device_name ("Trainium1")
+  std::string serial_number;
+  bool present = true;  // false: kept in the snapshot only to report it unhealthy (watcher)
+};
+
+struct Inventory {
+  std::string node_name;
+  std::string instance_type;    // EC2 instance type; "" unknown (see Scanner::Scan)
+  std::vector<Device> devices;  // sorted by index
+  int total_cores = 0;          // sum of core_count
+  uint64_t read_errors = 0;     // cumulative count of failed/garbled sysfs reads
+  // Extras beyond the contract.
+  std::string driver_instance_type;  // raw driver info/architecture/instance_type ("Trn1")
+};
+
+struct ScanOptions {
+  std::string node_name;
+  // Known instance type (flag/label/--emulate); wins over detection when non-empty.
+  std::string instance_type;
+};
+
+class Scanner {
+ public:
+  explicit Scanner(const sysfs::Fs& fs, ScanOptions opts = {});
+
+  // One scan. Re-enumerates PCI (libpci) on the first call, when `rescan_pci` is set, or when
+  // the set of neuronN indices differs from the previous scan. instance_type is, in order:
+  // opts.instance_type; sys/devices/virtual/dmi/id/product_name when it names a known shape;
+  // the only shape of the devices' family with this device count; else "".
+  // Fails (Unavailable/NotFound...) only when the device list itself cannot be read.
+  absl::StatusOr<Inventory> Scan(bool rescan_pci = false);
+
+  uint64_t read_errors() const { return read_errors_; }
+
+ private:
+  struct Reader;  // per-scan helper counting errors
+  void ReportError(const std::string& path, const absl::Status& s);
+
+  const sysfs::Fs& fs_;
+  ScanOptions opts_;
+  bool have_pci_ = false;
+  std::vector<int> last_indices_;
+  std::vector<sysfs::PciDevice> pci_;
+  std::map<int, std::string> pci_of_index_;
+  uint64_t read_errors_ = 0;
+  std::set<std::string> warned_;
+};
+
+// One-shot convenience: Scanner(fs, opts).Scan().
+absl::StatusOr<Inventory> ReadInventory(const sysfs::Fs& fs, ScanOptions opts = {});
+
+}  // namespace neuron::inventory

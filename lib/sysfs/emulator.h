@@ -1,0 +1,75 @@
+// File: lib/sysfs/emulator.h
+// Emulated hosts: writes a directory tree laid out exactly as the kernel lays out sysfs for the
+// PCI core and the Neuron driver, so the normal code (libpci included) runs over it unchanged.
+// Faults are injected by writing into that tree with the helpers in sysfs::emulation.
+//
+//   EmulationSpec spec{.instance_type = "trn1.32xlarge", .pci_device_id = 0x7164,
+//                      .devices = 16, .cores_per_device = 2, .links = ..., .numa_nodes = 2};
+//   auto addrs = WriteEmulatedTree("/tmp/host", spec);       // then --host-root=/tmp/host
+//   emulation::SetCounter("/tmp/host", 3, "stats/hardware/mem_ecc_uncorrected", 1);
+//   emulation::UnbindDriver("/tmp/host", 5);
+//
+// What is written for device i (address from EmulatedPciAddress(i), e.g. "0000:10:1c.0"):
+//   sys/devices/pci0000:BB/<addr>/{vendor,device,subsystem_vendor,subsystem_device,class,
+//       revision,numa_node,irq,resource,config,local_cpulist,enable,modalias,uevent}
+//       and driver -> ../../../bus/pci/drivers/neuron-driver
+//   sys/bus/pci/devices/<addr> -> ../../../devices/pci0000:BB/<addr>
+//   sys/bus/pci/drivers/neuron-driver/<addr> -> ../../../../devices/pci0000:BB/<addr>
+//   sys/devices/virtual/neuron_device/neuronI/... every attribute and counter of NEURON.md §5
+//   sys/class/neuron_device/neuronI -> ../../devices/virtual/neuron_device/neuronI
+//   dev/neuronI (placeholder regular file)
+//   sys/devices/virtual/dmi/id/{sys_vendor,product_name} ("Amazon EC2", the instance type), as
+//       EC2 Nitro hosts publish them.
+// The class device has no `device` link, as with the real driver (see neuron_driver.h).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+
+namespace neuron::sysfs {
+
+struct EmulationSpec {  // built from a topology::Shape by inventory (or by tests)
+  std::string instance_type;
+  uint16_t pci_device_id = 0;
+  int devices = 0;
+  int cores_per_device = 0;  // as the driver's core_count reports it
+  std::vector<std::vector<int>> links;
+  int numa_nodes = 1;
+};
+
+// Writes the tree under `root` (created if missing; an existing emulated tree is replaced).
+// Returns the PCI address of each device in index order.
+//   InvalidArgument  inconsistent spec (devices < 0, links.size() != devices, bad link index...)
+//   Unavailable      I/O failure while writing
+absl::StatusOr<std::vector<std::string>> WriteEmulatedTree(const std::string& root,
+                                                           const EmulationSpec& spec);
+
+// The address WriteEmulatedTree gives device `index`: sorted address order == index order.
+std::string EmulatedPciAddress(int index);
+
+namespace emulation {
+
+// Writes `value` + "\n" to sys/devices/virtual/neuron_device/neuron<device>/<relative_path>,
+// e.g. "stats/hardware/mem_ecc_uncorrected" or "neuron_core0/stats/status/failure/total".
+// NotFound if the device (or the file's directory) does not exist.
+absl::Status SetCounter(const std::string& root, int device, const std::string& relative_path,
+                        uint64_t value);
+// Writes raw bytes to such a file (garbled values, empty files, ...). Creates it if missing.
+absl::Status WriteAttribute(const std::string& root, int device, const std::string& relative_path,
+                            const std::string& contents);
+// Deletes one attribute file (as if the driver stopped publishing it).
+absl::Status RemoveAttribute(const std::string& root, int device, const std::string& relative_path);
+// Hot-unplug: the PCI function, its bus/driver links, the neuron class device and /dev node go.
+absl::Status RemoveDevice(const std::string& root, int device);
+// Driver unbind: the PCI function stays (without `driver`), the neuron class device and
+// /dev node go, as the driver's remove() does.
+absl::Status UnbindDriver(const std::string& root, int device);
+// Undoes UnbindDriver/RemoveDevice for `device` using `spec` (re-probe / hot-plug).
+absl::Status RestoreDevice(const std::string& root, const EmulationSpec& spec, int device);
+
+}  // namespace emulation
+}  // namespace neuron::sysfs

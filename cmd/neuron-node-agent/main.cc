@@ -1,0 +1,58 @@
+// neuron-node-agent: Neuron device inventory, Prometheus metrics and NFD labels for one node.
+#include <cstdio>
+
+#include "lib/agent/app.h"
+#include "lib/base/clock.h"
+#include "lib/base/env.h"
+#include "lib/base/flags.h"
+#include "lib/base/logging.h"
+#include "lib/base/signals.h"
+#include "spdlog/spdlog.h"
+
+int main(int argc, char** argv) {
+  absl::Notification& shutdown = neuron::ShutdownOnSignals();  // before any thread starts
+  neuron::agent::AgentOptions opts;
+  opts.listen = "0.0.0.0:" + neuron::EnvOr("PORT", "8000");
+  std::string log_level = "info";
+  bool log_json = false;
+
+  neuron::FlagSet flags(
+      "neuron-node-agent",
+      "Reads the node's AWS Neuron devices (PCI vendor 1d0f, Neuron driver sysfs), "
+      "serves /metrics, /inventory,\n/healthz and /readyz, and publishes node labels "
+      "through NFD's local feature source.");
+  flags.String("host-root", &opts.host_root,
+               "Where the host's / is mounted; sysfs is read below it.");
+  flags.String("emulate", &opts.emulate,
+               "Emulate this instance type (e.g. trn1.32xlarge) instead of reading real hardware.");
+  flags.String("emulate-dir", &opts.emulate_dir,
+               "Directory for the emulated sysfs tree (kept; write into it to inject faults). "
+               "Default: a temporary directory removed on exit.");
+  flags.Int("lnc", &opts.lnc,
+            "Logical NeuronCore config for emulation (1 or 2; 0 = family default).");
+  flags.String("listen", &opts.listen, "HTTP listen address host:port (PORT sets the port).");
+  flags.String("node-name", &opts.node_name, "Kubernetes node name, reported in /inventory.",
+               "NODE_NAME");
+  flags.String(
+      "features-dir", &opts.features_dir,
+      "NFD local features directory (e.g. /etc/kubernetes/node-feature-discovery/features.d); "
+      "empty disables labels.");
+  flags.Duration("interval", &opts.interval, "How often sysfs is rescanned.");
+  flags.Duration("healthy-after", &opts.healthy_after,
+                 "Quiet period after which an unhealthy device is healthy again.");
+  flags.String("log-level", &log_level, "trace, debug, info, warn, error, critical or off.");
+  flags.Bool("log-json", &log_json, "Log one JSON object per line.");
+  if (auto outcome = flags.Parse(argc, argv); outcome != neuron::FlagSet::kRun) {
+    return outcome == neuron::FlagSet::kHelp ? 0 : 2;
+  }
+  if (absl::Status s = neuron::InitLogging("neuron-node-agent", log_level, log_json); !s.ok()) {
+    std::fprintf(stderr, "neuron-node-agent: %s\n", std::string(s.message()).c_str());
+    return 2;
+  }
+  neuron::agent::App app(opts, neuron::Clock::Real());
+  if (absl::Status s = app.Run(shutdown); !s.ok()) {
+    spdlog::critical("neuron-node-agent failed: {}", s.ToString());
+    return 1;
+  }
+  return 0;
+}

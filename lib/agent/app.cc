@@ -1,0 +1,169 @@
+#include "lib/agent/app.h"
+
+#include <atomic>
+#include <filesystem>
+#include <thread>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "lib/agent/collector.h"
+#include "lib/agent/inventory_json.h"
+#include "lib/agent/node_labels.h"
+#include "lib/base/status_macros.h"
+#include "lib/httpserver/http_server.h"
+#include "lib/inventory/emulation.h"
+#include "lib/inventory/watcher.h"
+#include "lib/metrics/exposition.h"
+#include "lib/sysfs/fs.h"
+#include "prometheus/counter.h"
+#include "prometheus/gauge.h"
+#include "prometheus/histogram.h"
+#include "prometheus/registry.h"
+#include "spdlog/spdlog.h"
+
+namespace neuron::agent {
+
+struct App::State {
+  AgentOptions options;
+  Clock& clock;
+  std::string root;
+  bool owns_root = false;  // a temp emulation dir we created and remove on Stop
+  std::unique_ptr<sysfs::Fs> fs;
+  std::unique_ptr<inventory::Watcher> watcher;
+  std::shared_ptr<prometheus::Registry> registry = std::make_shared<prometheus::Registry>();
+  std::shared_ptr<InventoryCollector> collector;
+  prometheus::Histogram* scrape_duration = nullptr;
+  prometheus::Gauge* scan_duration = nullptr;
+  prometheus::Counter* scans = nullptr;
+  prometheus::Counter* label_errors = nullptr;
+  httpserver::HttpServer http;
+  absl::Notification stop_polling;
+  std::thread poller;
+  std::atomic<bool> ready{false};
+
+  State(AgentOptions o, Clock& c) : options(std::move(o)), clock(c) {}
+
+  void PublishLabels(const inventory::Inventory& inv) {
+    if (options.features_dir.empty()) return;
+    const absl::Status s =
+        WriteFeatureFile(options.features_dir, kFeatureFileName, NodeLabels(inv));
+    if (!s.ok()) {
+      label_errors->Increment();
+      spdlog::warn("cannot publish node labels dir={} error={}", options.features_dir,
+                   std::string(s.message()));
+    }
+  }
+
+  void PollOnce() {
+    const absl::Time start = absl::Now();
+    watcher->Poll();
+    scan_duration->Set(absl::ToDoubleSeconds(absl::Now() - start));
+    scans->Increment();
+  }
+};
+
+App::App(AgentOptions options, Clock& clock)
+    : state_(std::make_unique<State>(std::move(options), clock)) {}
+
+App::~App() { Stop(); }
+
+absl::Status App::Start() {
+  State& s = *state_;
+  s.root = s.options.host_root;
+  if (!s.options.emulate.empty()) {
+    auto root =
+        inventory::PrepareEmulation(s.options.emulate, s.options.emulate_dir, s.options.lnc);
+    if (!root.ok()) return root.status();
+    s.root = *root;
+    s.owns_root = s.options.emulate_dir.empty();
+    spdlog::info("emulating instance_type={} root={}", s.options.emulate, s.root);
+  }
+  s.fs = sysfs::MakeRootedFs(s.root);
+  inventory::WatcherOptions wopts;
+  wopts.interval = s.options.interval;
+  wopts.healthy_after = s.options.healthy_after;
+  wopts.scan.node_name = s.options.node_name;
+  wopts.scan.instance_type = s.options.emulate;
+  s.watcher = std::make_unique<inventory::Watcher>(*s.fs, s.clock, wopts);
+
+  s.scrape_duration = &prometheus::BuildHistogram()
+                           .Name("neuron_agent_scrape_duration_seconds")
+                           .Help("Time to render /metrics.")
+                           .Register(*s.registry)
+                           .Add({}, prometheus::Histogram::BucketBoundaries{
+                                        0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.1, 0.5});
+  s.scan_duration = &prometheus::BuildGauge()
+                         .Name("neuron_agent_scan_duration_seconds")
+                         .Help("Duration of the latest sysfs scan.")
+                         .Register(*s.registry)
+                         .Add({});
+  s.scans = &prometheus::BuildCounter()
+                 .Name("neuron_agent_scans_total")
+                 .Help("Sysfs scans performed.")
+                 .Register(*s.registry)
+                 .Add({});
+  s.label_errors = &prometheus::BuildCounter()
+                        .Name("neuron_agent_label_publish_errors_total")
+                        .Help("Failed writes of the NFD features file.")
+                        .Register(*s.registry)
+                        .Add({});
+
+  s.watcher->Subscribe([&s](const inventory::Inventory& inv) {
+    int healthy = 0;
+    for (const auto& d : inv.devices) healthy += d.healthy ? 1 : 0;
+    spdlog::info("inventory changed devices={} healthy={} cores={} instance_type={}",
+                 inv.devices.size(), healthy, inv.total_cores, inv.instance_type);
+    s.PublishLabels(inv);
+  });
+  s.PollOnce();
+
+  s.collector = std::make_shared<InventoryCollector>([&s] { return s.watcher->Current(); });
+  std::vector<std::weak_ptr<prometheus::Collectable>> sources = {s.collector, s.registry};
+  s.http.Handle("GET", "/metrics", [&s, sources](const httpserver::Request&) {
+    const absl::Time start = absl::Now();
+    httpserver::Response res;
+    res.content_type = metrics::kTextContentType;
+    res.body = metrics::Expose(sources);
+    s.scrape_duration->Observe(absl::ToDoubleSeconds(absl::Now() - start));
+    return res;
+  });
+  s.http.Handle("GET", "/inventory", [&s](const httpserver::Request&) {
+    return httpserver::Response::Json(200, InventoryJson(s.watcher->Current()));
+  });
+  httpserver::AddHealthEndpoints(s.http, [&s] { return s.ready.load(); });
+  if (absl::Status st = s.http.Start(s.options.listen); !st.ok()) return st;
+
+  s.poller = std::thread([&s] {
+    while (!s.stop_polling.WaitForNotificationWithTimeout(s.options.interval)) s.PollOnce();
+  });
+  s.ready = true;
+  return absl::OkStatus();
+}
+
+void App::Stop() {
+  State& s = *state_;
+  s.ready = false;
+  if (!s.stop_polling.HasBeenNotified()) s.stop_polling.Notify();
+  if (s.poller.joinable()) s.poller.join();
+  s.http.Stop();
+  if (s.owns_root) {
+    std::error_code ec;
+    std::filesystem::remove_all(s.root, ec);
+    s.owns_root = false;
+  }
+}
+
+absl::Status App::Run(absl::Notification& stop) {
+  NEURON_RETURN_IF_ERROR(Start());
+  spdlog::info("node agent ready listen={} node={}", state_->options.listen,
+               state_->options.node_name);
+  stop.WaitForNotification();
+  spdlog::info("node agent stopping");
+  Stop();
+  return absl::OkStatus();
+}
+
+int App::port() const { return state_->http.port(); }
+std::string App::host_root() const { return state_->root; }
+
+}  // namespace neuron::agent

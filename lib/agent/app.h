@@ -1,0 +1,53 @@
+// File: lib/agent/app.h
+// The node agent: keeps an inventory of the node's Neuron devices fresh, serves it as
+// Prometheus metrics and JSON, and publishes node labels through NFD's local feature source.
+//
+//   agent::App app(options, Clock::Real());
+//   absl::Status s = app.Run(ShutdownOnSignals());
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/synchronization/notification.h"
+#include "absl/time/time.h"
+#include "lib/base/clock.h"
+
+namespace neuron::agent {
+
+struct AgentOptions {
+  std::string host_root = "/";  // where the host's / is mounted (sysfs under it)
+  std::string emulate;          // instance type to emulate; "" = real hardware
+  std::string emulate_dir;      // where to write the emulated tree; "" = a temp dir
+  int lnc = 0;                  // logical NeuronCore config for emulation (0 = default)
+  std::string listen = "0.0.0.0:8000";
+  std::string node_name;
+  std::string features_dir;  // NFD features.d; "" = do not publish labels
+  absl::Duration interval = absl::Seconds(5);
+  absl::Duration healthy_after = absl::Seconds(30);
+};
+
+class App {
+ public:
+  App(AgentOptions options, Clock& clock);
+  ~App();
+  App(const App&) = delete;
+  App& operator=(const App&) = delete;
+
+  // Prepares emulation if asked, takes the first inventory, starts HTTP and the poll thread.
+  absl::Status Start();
+  // Stops polling and serving. Idempotent.
+  void Stop();
+  // Start(), then wait for `stop`, then Stop().
+  absl::Status Run(absl::Notification& stop);
+
+  int port() const;               // after Start()
+  std::string host_root() const;  // after Start(): the emulated root in emulated mode
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+}  // namespace neuron::agent

@@ -1,0 +1,156 @@
+#include "lib/agent/collector.h"
+
+#include <string>
+#include <utility>
+
+#include "absl/strings/str_format.h"
+#include "lib/metrics/exposition.h"
+
+namespace neuron::agent {
+namespace {
+
+using metrics::FamilyBuilder;
+using prometheus::MetricType;
+
+// stats/other_info/<name> -> family. Names the driver may add later fall into
+// neuron_core_other_info_total{name=...} rather than being dropped.
+struct OtherInfoName {
+  const char* driver_name;
+  const char* family;
+  const char* help;
+};
+constexpr OtherInfoName kOtherInfo[] = {
+    {"flop_count", "neuron_core_flops_total",
+     "Floating point operations executed (driver flop_count)."},
+    {"inference_count", "neuron_core_inferences_total",
+     "Executions completed (driver inference_count)."},
+    {"model_load_count", "neuron_core_model_loads_total",
+     "Models loaded (driver model_load_count)."},
+    {"reset_req_count", "neuron_core_reset_requests_total",
+     "Core resets requested (driver reset_req_count)."},
+    {"reset_fail_count", "neuron_core_reset_failures_total",
+     "Core resets that failed (driver reset_fail_count)."},
+    // The driver does not document this counter's unit, so it is exported as a raw count.
+    {"nc_time_in_use", "neuron_core_time_in_use_total",
+     "Driver nc_time_in_use counter (unit undocumented by the driver)."},
+};
+
+std::string DeviceIdHex(uint16_t id) { return absl::StrFormat("%04x", id); }
+
+void Push(std::vector<prometheus::MetricFamily>& out, FamilyBuilder& b) {
+  if (!b.empty()) out.push_back(b.Build());
+}
+
+}  // namespace
+
+InventoryCollector::InventoryCollector(std::function<inventory::Inventory()> snapshot)
+    : snapshot_(std::move(snapshot)) {}
+
+std::vector<prometheus::MetricFamily> InventoryCollector::Collect() const {
+  return InventoryFamilies(snapshot_());
+}
+
+std::vector<prometheus::MetricFamily> InventoryFamilies(const inventory::Inventory& inv) {
+  std::vector<prometheus::MetricFamily> out;
+  int present_devices = 0;
+  for (const auto& d : inv.devices) present_devices += d.present ? 1 : 0;
+
+  FamilyBuilder devices("neuron_node_devices", "Neuron devices present on the node.",
+                        MetricType::Gauge);
+  devices.Add({}, present_devices);
+  Push(out, devices);
+  FamilyBuilder cores("neuron_node_cores",
+                      "NeuronCores on the node (logical, as the driver reports).",
+                      MetricType::Gauge);
+  cores.Add({}, inv.total_cores);
+  Push(out, cores);
+  FamilyBuilder read_errors("neuron_agent_sysfs_read_errors_total",
+                            "Sysfs reads that failed or held garbled values.", MetricType::Counter);
+  read_errors.Add({}, static_cast<double>(inv.read_errors));
+  Push(out, read_errors);
+
+  FamilyBuilder info("neuron_device_info",
+                     "Static facts about each Neuron device (value is always 1).",
+                     MetricType::Gauge);
+  FamilyBuilder healthy("neuron_device_healthy",
+                        "1 when the device is present, bound and free of new uncorrectable errors.",
+                        MetricType::Gauge);
+  FamilyBuilder hardware("neuron_device_hardware_errors_total",
+                         "Hardware error counters of the device (stats/hardware).",
+                         MetricType::Counter);
+  FamilyBuilder host_mem("neuron_device_host_memory_used_bytes",
+                         "Host memory used for the device, by category.", MetricType::Gauge);
+  FamilyBuilder power("neuron_device_power_utilization_ratio",
+                      "Average power utilization over the driver's last minute (0-1).",
+                      MetricType::Gauge);
+  FamilyBuilder status_total(
+      "neuron_core_execution_status_total",
+      "Executions by outcome since the driver loaded (stats/status/*/total).", MetricType::Counter);
+  FamilyBuilder status_present("neuron_core_execution_status_present",
+                               "Driver 'present' value of each execution outcome counter.",
+                               MetricType::Gauge);
+  FamilyBuilder mem_used("neuron_core_memory_used_bytes",
+                         "Device memory in use by the core, by category.", MetricType::Gauge);
+  FamilyBuilder mem_peak("neuron_core_memory_peak_bytes",
+                         "Peak device memory used by the core, by category.", MetricType::Gauge);
+  FamilyBuilder mem_total("neuron_core_memory_total_bytes",
+                          "Driver 'total' figure of device memory, by category.",
+                          MetricType::Gauge);
+  FamilyBuilder other_unknown("neuron_core_other_info_total",
+                              "Other driver counters of the core (stats/other_info).",
+                              MetricType::Counter);
+  std::vector<FamilyBuilder> other;
+  for (const auto& o : kOtherInfo) other.emplace_back(o.family, o.help, MetricType::Counter);
+
+  for (const auto& d : inv.devices) {
+    const std::string dev = std::to_string(d.index);
+    info.Add({{"device", dev},
+              {"pci_address", d.pci_address},
+              {"device_id", DeviceIdHex(d.pci_device_id)},
+              {"family", d.model ? topology::FamilyName(d.model->family) : "unknown"}},
+             1);
+    healthy.Add({{"device", dev}}, d.healthy ? 1 : 0);
+    if (!d.present) continue;
+    for (const auto& [name, v] : d.hardware)
+      hardware.Add({{"device", dev}, {"counter", name}}, static_cast<double>(v));
+    for (const auto& [cat, v] : d.host_mem)
+      host_mem.Add({{"device", dev}, {"category", cat}}, static_cast<double>(v));
+    if (d.power_utilization) power.Add({{"device", dev}}, *d.power_utilization / 100.0);
+    for (const auto& c : d.cores) {
+      const std::string core = std::to_string(c.index);
+      for (const auto& [s, v] : c.status_total)
+        status_total.Add({{"device", dev}, {"core", core}, {"status", s}}, static_cast<double>(v));
+      for (const auto& [s, v] : c.status_present)
+        status_present.Add({{"device", dev}, {"core", core}, {"status", s}},
+                           static_cast<double>(v));
+      for (const auto& [cat, m] : c.device_mem) {
+        mem_used.Add({{"device", dev}, {"core", core}, {"category", cat}},
+                     static_cast<double>(m.present));
+        mem_peak.Add({{"device", dev}, {"core", core}, {"category", cat}},
+                     static_cast<double>(m.peak));
+        mem_total.Add({{"device", dev}, {"core", core}, {"category", cat}},
+                      static_cast<double>(m.total));
+      }
+      for (const auto& [name, v] : c.other_info) {
+        bool known = false;
+        for (size_t i = 0; i < std::size(kOtherInfo); ++i) {
+          if (name == kOtherInfo[i].driver_name) {
+            other[i].Add({{"device", dev}, {"core", core}}, static_cast<double>(v));
+            known = true;
+          }
+        }
+        if (!known)
+          other_unknown.Add({{"device", dev}, {"core", core}, {"name", name}},
+                            static_cast<double>(v));
+      }
+    }
+  }
+  for (FamilyBuilder* b : {&info, &healthy, &hardware, &host_mem, &power, &status_total,
+                           &status_present, &mem_used, &mem_peak, &mem_total, &other_unknown}) {
+    Push(out, *b);
+  }
+  for (auto& b : other) Push(out, b);
+  return out;
+}
+
+}  // namespace neuron::agent

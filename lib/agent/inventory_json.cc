@@ -1,0 +1,32 @@
+#include "lib/agent/inventory_json.h"
+
+#include "absl/strings/str_format.h"
+#include "nlohmann/json.hpp"
+
+namespace neuron::agent {
+
+std::string InventoryJson(const inventory::Inventory& inv) {
+  nlohmann::json devices = nlohmann::json::array();
+  for (const auto& d : inv.devices) {
+    devices.push_back({
+        {"index", d.index},
+        {"pci_address", d.pci_address},
+        {"device_id", absl::StrFormat("%04x", d.pci_device_id)},
+        {"family", d.model ? topology::FamilyName(d.model->family) : "unknown"},
+        {"cores", d.core_count},
+        {"connected_devices", d.connected},
+        {"numa_node", d.numa_node},
+        {"present", d.present},
+        {"healthy", d.healthy},
+        {"unhealthy_reason", d.unhealthy_reason},
+    });
+  }
+  nlohmann::json doc = {
+      {"node", inv.node_name},          {"instance_type", inv.instance_type},
+      {"total_cores", inv.total_cores}, {"read_errors", inv.read_errors},
+      {"devices", std::move(devices)},
+  };
+  return doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+}
+
+}  // namespace neuron::agent

@@ -1,25 +1,357 @@
+// File: lib/sysfs/emulator.cc
+// Writes emulated PCI + Neuron driver trees (layout documented in emulator.h). Values are
+// deterministic functions of the device/core index so tests can predict them.
 #include "lib/sysfs/emulator.h"
 
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <system_error>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "lib/base/status_macros.h"
+#include "lib/sysfs/emulator_internal.h"
+#include "lib/sysfs/neuron_driver.h"
+
 namespace neuron::sysfs {
-absl::StatusOr<std::vector<std::string>> WriteEmulatedTree(const std::string&,
-                                                           const EmulationSpec&) {
-  return absl::UnimplementedError("todo");
+namespace emulator_internal {
+namespace {
+
+namespace stdfs = std::filesystem;
+
+constexpr uint16_t kVendor = 0x1d0f;
+constexpr uint32_t kClass = 0x088000;  // System peripheral / other, as Neuron chips report
+constexpr int kNeuronMajor = 238;
+constexpr char kMarker[] = ".neuron-emulated";
+
+absl::Status FsError(const std::error_code& ec, const std::string& what, const std::string& p) {
+  return absl::UnavailableError(absl::StrCat(what, " ", p, ": ", ec.message()));
 }
-std::string EmulatedPciAddress(int) { return ""; }
-namespace emulation {
-absl::Status SetCounter(const std::string&, int, const std::string&, uint64_t) {
-  return absl::UnimplementedError("todo");
+
+struct Arch {
+  const char* nd;
+  const char* nc;
+  const char* instance;
+  const char* device_name;
+  bool has_serial;
+};
+
+// Strings the driver prints per generation (neuron_dhal_v{1,2,3}.c). Trainium3 is not in the
+// driver commit we read (DRV); its strings follow the same pattern and are a guess.
+Arch ArchFor(uint16_t device_id) {
+  switch (device_id) {
+    case 0x7064:
+    case 0x7065:
+    case 0x7066:
+    case 0x7067:
+      return {"NDv1", "NCv1", "Inf1", "Inferentia", false};
+    case 0x7164:
+      return {"NDv2", "NCv2", "Trn1", "Trainium1", true};
+    case 0x7264:
+      return {"NDv3", "NCv2", "Inf2", "Inferentia2", true};
+    case 0x7364:
+      return {"NDv3", "NCv3", "Trn2", "Trainium2", true};
+    default:
+      return {"NDv4", "NCv4", "Trn3", "Trainium3", true};
+  }
 }
-absl::Status WriteAttribute(const std::string&, int, const std::string&, const std::string&) {
-  return absl::UnimplementedError("todo");
+
+std::string Config(const EmulationSpec& spec) {
+  std::string c(256, '\0');
+  auto put16 = [&c](size_t off, uint16_t v) {
+    c[off] = static_cast<char>(v & 0xff);
+    c[off + 1] = static_cast<char>(v >> 8);
+  };
+  auto put32 = [&c](size_t off, uint32_t v) {
+    for (size_t i = 0; i < 4; ++i) c[off + i] = static_cast<char>((v >> (8 * i)) & 0xff);
+  };
+  put16(0x00, kVendor);
+  put16(0x02, spec.pci_device_id);
+  put16(0x04, 0x0006);                                 // command: memory space + bus master
+  put16(0x06, 0x0000);                                 // status: no capability list
+  c[0x08] = 0;                                         // revision
+  c[0x09] = static_cast<char>(kClass & 0xff);          // prog-if
+  c[0x0a] = static_cast<char>((kClass >> 8) & 0xff);   // sub-class
+  c[0x0b] = static_cast<char>((kClass >> 16) & 0xff);  // base class
+  c[0x0e] = 0;                                         // header type 0 (endpoint)
+  put32(0x10, 0xfe00000c);                             // BAR0: 64-bit prefetchable memory
+  put32(0x18, 0xf000000c);                             // BAR2
+  put32(0x20, 0x0000000c);                             // BAR4
+  put32(0x24, 0x00000080);
+  put16(0x2c, kVendor);  // subsystem vendor
+  put16(0x2e, spec.pci_device_id);
+  return c;
 }
-absl::Status RemoveAttribute(const std::string&, int, const std::string&) {
-  return absl::UnimplementedError("todo");
+
+std::string Resource(int index) {
+  // 13 lines (6 BARs, ROM, 6 IOV) "start end flags", as the kernel prints for an endpoint.
+  std::string out;
+  const uint64_t base = 0xfe000000ULL + static_cast<uint64_t>(index) * 0x200000ULL;
+  auto line = [&out](uint64_t start, uint64_t end, uint64_t flags) {
+    absl::StrAppendFormat(&out, "0x%016x 0x%016x 0x%016x\n", start, end, flags);
+  };
+  line(base, base + 0xfffff, 0x14220c);  // BAR0 1 MiB
+  line(0, 0, 0);
+  line(base + 0x100000, base + 0x1fffff, 0x14220c);  // BAR2
+  line(0, 0, 0);
+  const uint64_t bar4 = 0x8000000000ULL + static_cast<uint64_t>(index) * 0x800000000ULL;
+  line(bar4, bar4 + 0x7ffffffffULL, 0x14220c);  // BAR4 32 GiB (device memory window)
+  for (int i = 5; i < 13; ++i) line(0, 0, 0);
+  return out;
 }
-absl::Status RemoveDevice(const std::string&, int) { return absl::UnimplementedError("todo"); }
-absl::Status UnbindDriver(const std::string&, int) { return absl::UnimplementedError("todo"); }
-absl::Status RestoreDevice(const std::string&, const EmulationSpec&, int) {
-  return absl::UnimplementedError("todo");
+
+int NumaOf(const EmulationSpec& spec, int index) {
+  if (spec.numa_nodes <= 1 || spec.devices <= 0) return spec.numa_nodes == 1 ? 0 : -1;
+  return index * spec.numa_nodes / spec.devices;
 }
-}  // namespace emulation
+
+absl::Status WriteMem(const std::string& dir, uint64_t present) {
+  NEURON_RETURN_IF_ERROR(WriteFileAtomic(dir + "/total", absl::StrCat(present * 3, "\n")));
+  NEURON_RETURN_IF_ERROR(WriteFileAtomic(dir + "/present", absl::StrCat(present, "\n")));
+  return WriteFileAtomic(dir + "/peak", absl::StrCat(present * 2, "\n"));
+}
+
+absl::Status WriteCore(const std::string& dev, const Arch& arch, int index, int core) {
+  const std::string nc = absl::StrCat(dev, "/neuron_core", core);
+  NEURON_RETURN_IF_ERROR(
+      WriteFileAtomic(nc + "/info/architecture/arch_type", absl::StrCat(arch.nc, "\n")));
+  const uint64_t seed = static_cast<uint64_t>(index) * 100 + static_cast<uint64_t>(core);
+  for (const std::string& c : CoreStatusCounterNames()) {
+    const uint64_t total = c == "success" ? 1000 + seed * 7 : 0;
+    const std::string d = absl::StrCat(nc, "/stats/status/", c);
+    NEURON_RETURN_IF_ERROR(WriteFileAtomic(d + "/total", absl::StrCat(total, "\n")));
+    NEURON_RETURN_IF_ERROR(WriteFileAtomic(d + "/present", "0\n"));
+  }
+  const std::string mem = nc + "/stats/memory_usage";
+  NEURON_RETURN_IF_ERROR(WriteMem(mem + "/host_mem", 1 << 20));
+  NEURON_RETURN_IF_ERROR(WriteMem(mem + "/device_mem", 64 << 20));
+  uint64_t k = 1;
+  for (const std::string& cat : DeviceMemCategories()) {
+    NEURON_RETURN_IF_ERROR(WriteMem(absl::StrCat(mem, "/device_mem/", cat), (k++) << 16));
+  }
+  for (const std::string& n : OtherInfoCounterNames()) {
+    const uint64_t v = n == "inference_count" ? 500 + seed : 0;
+    const std::string d = absl::StrCat(nc, "/stats/other_info/", n);
+    NEURON_RETURN_IF_ERROR(WriteFileAtomic(d + "/total", absl::StrCat(v, "\n")));
+    NEURON_RETURN_IF_ERROR(WriteFileAtomic(d + "/present", "0\n"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+std::string Join(const std::string& root, const std::string& rel) {
+  if (root.empty()) return rel;
+  if (root.back() == '/') return root + rel;
+  return absl::StrCat(root, "/", rel);
+}
+
+absl::Status MakeDirs(const std::string& path) {
+  std::error_code ec;
+  stdfs::create_directories(path, ec);
+  if (ec) return FsError(ec, "mkdir", path);
+  return absl::OkStatus();
+}
+
+absl::Status WriteFileAtomic(const std::string& path, const std::string& contents) {
+  NEURON_RETURN_IF_ERROR(MakeDirs(stdfs::path(path).parent_path().string()));
+  const std::string tmp = absl::StrCat(path, ".tmp.", ::getpid());
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    out.write(contents.data(), static_cast<std::streamsize>(contents.size()));
+    if (!out) return absl::UnavailableError(absl::StrCat("write ", tmp, " failed"));
+  }
+  std::error_code ec;
+  stdfs::rename(tmp, path, ec);
+  if (ec) return FsError(ec, "rename", path);
+  return absl::OkStatus();
+}
+
+absl::Status MakeSymlink(const std::string& target, const std::string& link) {
+  NEURON_RETURN_IF_ERROR(MakeDirs(stdfs::path(link).parent_path().string()));
+  std::error_code ec;
+  stdfs::remove_all(link, ec);
+  stdfs::create_symlink(target, link, ec);
+  if (ec) return FsError(ec, "symlink", link);
+  return absl::OkStatus();
+}
+
+absl::Status RemoveAll(const std::string& path) {
+  std::error_code ec;
+  stdfs::remove_all(path, ec);
+  if (ec) return FsError(ec, "remove", path);
+  return absl::OkStatus();
+}
+
+std::string HostBridgeName(int index) { return absl::StrFormat("pci0000:%02x", 0x10 + index / 4); }
+std::string PciDeviceRealDir(int index) {
+  return absl::StrCat("sys/devices/", HostBridgeName(index), "/", EmulatedPciAddress(index));
+}
+std::string NeuronVirtualDir(int index) {
+  return absl::StrCat(kNeuronVirtualDir, "/neuron", index);
+}
+
+absl::Status WritePciFunction(const std::string& root, const EmulationSpec& spec, int index,
+                              bool bound) {
+  const std::string addr = EmulatedPciAddress(index);
+  const std::string dir = Join(root, PciDeviceRealDir(index));
+  const std::string id = absl::StrFormat("0x%04x\n", spec.pci_device_id);
+  const std::string modalias = absl::StrFormat(
+      "pci:v%08Xd%08Xsv%08Xsd%08Xbc%02Xsc%02Xi%02X", kVendor, spec.pci_device_id, kVendor,
+      spec.pci_device_id, kClass >> 16, (kClass >> 8) & 0xff, kClass & 0xff);
+  const std::pair<const char*, std::string> files[] = {
+      {"vendor", absl::StrFormat("0x%04x\n", kVendor)},
+      {"device", id},
+      {"subsystem_vendor", absl::StrFormat("0x%04x\n", kVendor)},
+      {"subsystem_device", id},
+      {"class", absl::StrFormat("0x%06x\n", kClass)},
+      {"revision", "0x00\n"},
+      {"numa_node", absl::StrCat(NumaOf(spec, index), "\n")},
+      {"irq", "0\n"},
+      {"enable", "1\n"},
+      {"local_cpulist", "0-63\n"},
+      {"modalias", modalias + "\n"},
+      {"resource", Resource(index)},
+      {"config", Config(spec)},
+      {"uevent", absl::StrFormat("%sPCI_CLASS=%X\nPCI_ID=1D0F:%04X\nPCI_SUBSYS_ID=1D0F:%04X\n"
+                                 "PCI_SLOT_NAME=%s\nMODALIAS=%s\n",
+                                 bound ? "DRIVER=neuron-driver\n" : "", kClass, spec.pci_device_id,
+                                 spec.pci_device_id, addr, modalias)},
+  };
+  for (const auto& [name, contents] : files) {
+    NEURON_RETURN_IF_ERROR(WriteFileAtomic(absl::StrCat(dir, "/", name), contents));
+  }
+  NEURON_RETURN_IF_ERROR(
+      MakeSymlink(absl::StrCat("../../../devices/", HostBridgeName(index), "/", addr),
+                  Join(root, absl::StrCat("sys/bus/pci/devices/", addr))));
+  NEURON_RETURN_IF_ERROR(MakeSymlink("../../../bus/pci", dir + "/subsystem"));
+  const std::string drv_link =
+      Join(root, absl::StrCat("sys/bus/pci/drivers/", kNeuronPciDriver, "/", addr));
+  if (bound) {
+    NEURON_RETURN_IF_ERROR(
+        MakeSymlink(absl::StrCat("../../../bus/pci/drivers/", kNeuronPciDriver), dir + "/driver"));
+    NEURON_RETURN_IF_ERROR(MakeSymlink(
+        absl::StrCat("../../../../devices/", HostBridgeName(index), "/", addr), drv_link));
+  } else {
+    NEURON_RETURN_IF_ERROR(RemoveAll(dir + "/driver"));
+    NEURON_RETURN_IF_ERROR(RemoveAll(drv_link));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status WriteNeuronDevice(const std::string& root, const EmulationSpec& spec, int index) {
+  const Arch arch = ArchFor(spec.pci_device_id);
+  const std::string dev = Join(root, NeuronVirtualDir(index));
+  std::vector<std::string> links;
+  if (index < static_cast<int>(spec.links.size())) {
+    for (int l : spec.links[static_cast<size_t>(index)]) links.push_back(absl::StrCat(l));
+  }
+  const std::pair<const char*, std::string> files[] = {
+      {"core_count", absl::StrCat(spec.cores_per_device)},  // no newline, as the driver
+      {"connected_devices", absl::StrCat(absl::StrJoin(links, ", "), "\n")},
+      {"reset", "0\n"},
+      {"dev", absl::StrCat(kNeuronMajor, ":", index, "\n")},
+      {"uevent",
+       absl::StrCat("MAJOR=", kNeuronMajor, "\nMINOR=", index, "\nDEVNAME=neuron", index, "\n")},
+      {"info/notify_delay", "-1\n"},
+      {"info/architecture/arch_type", absl::StrCat(arch.nd, "\n")},
+      {"info/architecture/instance_type", absl::StrCat(arch.instance, "\n")},
+      {"info/architecture/device_name", absl::StrCat(arch.device_name, "\n")},
+      {"stats/power/utilization",
+       absl::StrFormat("POWER_STATUS_VALID,%d,10.00,%d.50,%d.25\n", 1700000000 + index,
+                       40 + index % 10, 20 + index % 10)},
+  };
+  for (const auto& [name, contents] : files) {
+    NEURON_RETURN_IF_ERROR(WriteFileAtomic(absl::StrCat(dev, "/", name), contents));
+  }
+  if (arch.has_serial) {
+    NEURON_RETURN_IF_ERROR(WriteFileAtomic(
+        dev + "/info/serial_number", absl::StrFormat("%016x\n", 0x5e5a000000000000ULL + index)));
+  }
+  for (const std::string& c : HardwareCounterNames()) {
+    NEURON_RETURN_IF_ERROR(WriteFileAtomic(absl::StrCat(dev, "/stats/hardware/", c), "0\n"));
+  }
+  uint64_t k = 1;
+  for (const std::string& cat : HostMemCategories()) {
+    NEURON_RETURN_IF_ERROR(
+        WriteMem(absl::StrCat(dev, "/stats/memory_usage/host_mem/", cat), (k++) << 12));
+  }
+  for (int core = 0; core < spec.cores_per_device; ++core) {
+    NEURON_RETURN_IF_ERROR(WriteCore(dev, arch, index, core));
+  }
+  NEURON_RETURN_IF_ERROR(MakeSymlink("../../../../class/neuron_device", dev + "/subsystem"));
+  NEURON_RETURN_IF_ERROR(
+      MakeSymlink(absl::StrCat("../../devices/virtual/neuron_device/neuron", index),
+                  Join(root, NeuronDeviceDir(index))));
+  return WriteFileAtomic(Join(root, NeuronDevNode(index)), "");
+}
+
+absl::Status RemoveNeuronDevice(const std::string& root, int index) {
+  NEURON_RETURN_IF_ERROR(RemoveAll(Join(root, NeuronDeviceDir(index))));
+  NEURON_RETURN_IF_ERROR(RemoveAll(Join(root, NeuronDevNode(index))));
+  return RemoveAll(Join(root, NeuronVirtualDir(index)));
+}
+
+}  // namespace emulator_internal
+
+std::string EmulatedPciAddress(int index) {
+  return absl::StrFormat("0000:%02x:%02x.0", 0x10 + index / 4, 0x1b + index % 4);
+}
+
+absl::StatusOr<std::vector<std::string>> WriteEmulatedTree(const std::string& root,
+                                                           const EmulationSpec& spec) {
+  namespace ei = emulator_internal;
+  if (root.empty() || std::filesystem::path(root).lexically_normal() == "/") {
+    return absl::InvalidArgumentError("refusing to write an emulated tree over /");
+  }
+  if (spec.devices < 0 || spec.devices > 960) {
+    return absl::InvalidArgumentError(absl::StrCat("bad device count ", spec.devices));
+  }
+  if (spec.cores_per_device < 1 || spec.cores_per_device > 64) {
+    return absl::InvalidArgumentError(absl::StrCat("bad cores_per_device ", spec.cores_per_device));
+  }
+  if (!spec.links.empty() && static_cast<int>(spec.links.size()) != spec.devices) {
+    return absl::InvalidArgumentError("links.size() must equal devices");
+  }
+  for (const auto& l : spec.links) {
+    for (int d : l) {
+      if (d < 0 || d >= spec.devices) return absl::InvalidArgumentError("link index out of range");
+    }
+  }
+  // Replace a previous emulated tree; never delete a directory we did not write.
+  const std::string marker = ei::Join(root, ei::kMarker);
+  std::error_code ec;
+  if (std::filesystem::exists(ei::Join(root, "sys"), ec) && !std::filesystem::exists(marker, ec)) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(root, " has a sys/ that is not an emulated tree; refusing to replace it"));
+  }
+  NEURON_RETURN_IF_ERROR(ei::RemoveAll(ei::Join(root, "sys")));
+  NEURON_RETURN_IF_ERROR(ei::RemoveAll(ei::Join(root, "dev")));
+  NEURON_RETURN_IF_ERROR(ei::WriteFileAtomic(marker, spec.instance_type + "\n"));
+  // Driver directory and the files the PCI core gives every driver.
+  const std::string drv = ei::Join(root, absl::StrCat("sys/bus/pci/drivers/", kNeuronPciDriver));
+  for (const char* f : {"bind", "unbind", "new_id", "remove_id", "uevent"}) {
+    NEURON_RETURN_IF_ERROR(ei::WriteFileAtomic(absl::StrCat(drv, "/", f), ""));
+  }
+  NEURON_RETURN_IF_ERROR(ei::MakeDirs(ei::Join(root, "sys/bus/pci/devices")));
+  NEURON_RETURN_IF_ERROR(ei::MakeDirs(ei::Join(root, kNeuronClassDir)));
+  NEURON_RETURN_IF_ERROR(
+      ei::WriteFileAtomic(ei::Join(root, "sys/devices/virtual/dmi/id/sys_vendor"), "Amazon EC2\n"));
+  NEURON_RETURN_IF_ERROR(ei::WriteFileAtomic(
+      ei::Join(root, "sys/devices/virtual/dmi/id/product_name"), spec.instance_type + "\n"));
+  NEURON_RETURN_IF_ERROR(
+      ei::MakeSymlink("../../devices/virtual/dmi/id", ei::Join(root, "sys/class/dmi/id")));
+  std::vector<std::string> addrs;
+  for (int i = 0; i < spec.devices; ++i) {
+    NEURON_RETURN_IF_ERROR(ei::WritePciFunction(root, spec, i, /*bound=*/true));
+    NEURON_RETURN_IF_ERROR(ei::WriteNeuronDevice(root, spec, i));
+    addrs.push_back(EmulatedPciAddress(i));
+  }
+  return addrs;
+}
+
 }  // namespace neuron::sysfs

@@ -6,7 +6,7 @@
 //   ParseU64("42\n")                      -> 42      (counters: decimal, optional one '\n')
 //   ParseCoreCount("2")                   -> 2       (printed without a newline)
 //   ParseConnectedDevices("1, 3, 12\n")   -> {1,3,12}; "" or "\n" -> {}
-//   ParsePowerUtilization("1,1700000000,10.5,90.0,42.25\n") -> {status 1, ..., avg 42.25}
+//   ParsePowerUtilization("POWER_STATUS_VALID,1700000000,10.50,90.00,42.25\n") -> {.avg=42.25}
 //   ParseHexU32("0x1d0f\n")               -> 0x1d0f  (PCI vendor/device/class files)
 //   ParseNumaNode("-1\n")                 -> -1
 //   ParseToken("NCv2\n")                  -> "NCv2"  (arch strings: trimmed, printable, one word)
@@ -32,7 +32,10 @@ absl::StatusOr<int> ParseCoreCount(absl::string_view text);
 absl::StatusOr<std::vector<int>> ParseConnectedDevices(absl::string_view text);
 
 struct PowerUtilization {
-  uint64_t status = 0;     // driver status code; 0 = valid sample (see NEURON.md §5)
+  // The driver prints its enum name (neuron_power.c npower_format_stats): POWER_STATUS_VALID,
+  // POWER_STATUS_NO_DATA or POWER_STATUS_INVALID. min/max/avg mean something only when valid.
+  std::string status;
+  bool valid = false;      // status == "POWER_STATUS_VALID" (or a bare "0")
   uint64_t timestamp = 0;  // seconds since the epoch of the sample
   double min = 0;          // percent, 0..100
   double max = 0;

@@ -1,5 +1,6 @@
 // ChooseCores / ScoreCores: core-level best fit on top of the device rules (see choose.h).
 #include <algorithm>
+#include <array>
 
 #include "lib/topology/choose.h"
 #include "lib/topology/enumerate.h"
@@ -42,36 +43,39 @@ CoreState ReadCores(const Graph& g, int cpd, const std::vector<bool>& free_cores
   return s;
 }
 
-// The cores taken from device set `d`: must cores first, then the devices with the fewest
-// remaining free cores are filled first (ties: lower id), lowest core ids first.
-std::vector<int> CoresOn(const CoreState& s, Mask d, int count, const std::vector<int>& must) {
-  std::vector<int> chosen = must;
-  std::vector<std::pair<int, int>> order;  // (remaining free, device)
+// The cores taken from device set `d` into `out`: must cores first (`must` sorted), then the
+// devices with the fewest remaining free cores are filled first (ties: lower id), lowest core
+// ids first.
+void CoresOn(const CoreState& s, Mask d, int count, const std::vector<int>& must,
+             std::vector<int>* out) {
+  out->assign(must.begin(), must.end());
+  std::array<std::pair<int, int>, kMaxDevices> order;  // (remaining free, device)
+  int n = 0;
   for (Mask r = d; r != 0; r &= r - 1) {
     const int dev = LowestIndex(r);
     int remaining = static_cast<int>(s.free_on[dev].size());
     for (int c : must) remaining -= (c / s.cpd == dev) ? 1 : 0;
-    order.emplace_back(remaining, dev);
+    order[n++] = {remaining, dev};
   }
-  std::sort(order.begin(), order.end());
+  std::sort(order.begin(), order.begin() + n);
   int need = count - static_cast<int>(must.size());
-  for (const auto& [remaining, dev] : order) {
-    for (int c : s.free_on[dev]) {
+  for (int i = 0; i < n && need > 0; ++i) {
+    for (int c : s.free_on[order[i].second]) {
       if (need == 0) break;
-      if (std::find(must.begin(), must.end(), c) != must.end()) continue;
-      chosen.push_back(c);
+      if (!must.empty() && std::binary_search(must.begin(), must.end(), c)) continue;
+      out->push_back(c);
       --need;
     }
   }
-  std::sort(chosen.begin(), chosen.end());
-  return chosen;
+  std::sort(out->begin(), out->end());
 }
 
 struct CoreChoice {
   Mask devices = 0;
   std::vector<int> profile;
   int leftover = 0;
-  std::vector<int> cores;
+  std::vector<int> cores;  // filled lazily: only ties need it before the end
+  bool cores_known = false;
 };
 
 std::optional<CoreChoice> BestCores(const Graph& g, const CoreState& s, int count,
@@ -95,6 +99,7 @@ std::optional<CoreChoice> BestCores(const Graph& g, const CoreState& s, int coun
 
   std::optional<CoreChoice> best;
   std::vector<int> profile;
+  std::vector<int> scratch;
   auto consider = [&](Mask d) {
     if ((d & must_dev) != must_dev) return;
     int sum = 0;
@@ -107,45 +112,55 @@ std::optional<CoreChoice> BestCores(const Graph& g, const CoreState& s, int coun
       if (profile == best->profile) {
         if (leftover > best->leftover) return;
         if (leftover == best->leftover) {
-          std::vector<int> cores = CoresOn(s, d, count, must);
-          if (!(cores < best->cores)) return;
-          best = CoreChoice{d, profile, leftover, std::move(cores)};
+          if (!best->cores_known) {
+            CoresOn(s, best->devices, count, must, &best->cores);
+            best->cores_known = true;
+          }
+          CoresOn(s, d, count, must, &scratch);
+          if (!(scratch < best->cores)) return;
+          best->devices = d;
+          best->cores.swap(scratch);
           return;
         }
       }
+    } else {
+      best.emplace();
     }
-    best = CoreChoice{d, profile, leftover, CoresOn(s, d, count, must)};
+    best->devices = d;
+    best->profile.swap(profile);
+    best->leftover = leftover;
+    best->cores_known = false;
   };
 
-  if (count == s.total) {
-    if (s.free_cores == s.total) consider(g.all);
-    return best;
-  }
-  if (m == g.n) {  // every device, even on a disconnected graph
+  if (count == s.total || m == g.n) {  // every device, even on a disconnected graph
     if (s.usable == g.all) consider(g.all);
-    return best;
-  }
-  switch (g.rule) {
-    case internal::Rule::kAnySet:
-      internal::ForEachSubset(s.usable, must_dev & s.usable, m, consider);
-      break;
-    case internal::Rule::kConnected:
-      internal::ForEachConnectedSet(g, s.usable, m, consider);
-      break;
-    case internal::Rule::kTorusBlocks: {
-      const int size = internal::SmallestGroupAtLeast(g, m);
-      const Mask block = size == 64 ? ~Mask{0} : Bit(size) - 1;
-      for (int start = 0; start + size <= g.n; start += size) {
-        const Mask allowed = s.usable & (block << start);
-        if ((must_dev & ~allowed) != 0) continue;
-        if (m == size) {
-          if (allowed == (block << start)) consider(allowed);
-        } else {
-          internal::ForEachConnectedSet(g, allowed, m, consider);
+  } else {
+    switch (g.rule) {
+      case internal::Rule::kAnySet:
+        internal::ForEachSubset(s.usable, must_dev & s.usable, m, consider);
+        break;
+      case internal::Rule::kConnected:
+        internal::ForEachConnectedSet(g, s.usable, m, consider);
+        break;
+      case internal::Rule::kTorusBlocks: {
+        const int size = internal::SmallestGroupAtLeast(g, m);
+        const Mask block = size == 64 ? ~Mask{0} : Bit(size) - 1;
+        for (int start = 0; start + size <= g.n; start += size) {
+          const Mask allowed = s.usable & (block << start);
+          if ((must_dev & ~allowed) != 0) continue;
+          if (m == size) {
+            if (allowed == (block << start)) consider(allowed);
+          } else {
+            internal::ForEachConnectedSet(g, allowed, m, consider);
+          }
         }
+        break;
       }
-      break;
     }
+  }
+  if (best && !best->cores_known) {
+    CoresOn(s, best->devices, count, must, &best->cores);
+    best->cores_known = true;
   }
   return best;
 }

@@ -1,0 +1,69 @@
+// File: lib/deviceplugin/plugin_server.h
+// One v1beta1.DevicePlugin endpoint (one resource) served on a unix socket, plus the client
+// side of v1beta1.Registration. gRPC types stay in the .cc files.
+//
+//   PluginServer server(allocator, source, hints, "/var/lib/kubelet/device-plugins/neuron.sock");
+//   NEURON_RETURN_IF_ERROR(server.Start());          // serve first ...
+//   NEURON_RETURN_IF_ERROR(RegisterWithKubelet(...)); // ... then register
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/time/time.h"
+#include "lib/deviceplugin/allocator.h"
+#include "lib/deviceplugin/device_source.h"
+
+namespace neuron::deviceplugin {
+
+// Where GetPreferredAllocation learns the scheduler extender's choice (pod annotations).
+class AllocationHints {
+ public:
+  virtual ~AllocationHints() = default;
+  // IDs the extender chose for a pod bound to this node that still waits for `size` IDs of
+  // `kind`; nullopt when there is none (or no API access).
+  virtual std::optional<std::vector<int>> HintFor(ResourceKind kind, int size) = 0;
+};
+
+class PluginServer {
+ public:
+  // `hints` may be null. `on_allocated` (may be empty) runs after every successful Allocate.
+  PluginServer(const Allocator& allocator, const DeviceSource& source, AllocationHints* hints,
+               std::string socket_path, std::function<void()> on_allocated = {});
+  ~PluginServer();
+  PluginServer(const PluginServer&) = delete;
+  PluginServer& operator=(const PluginServer&) = delete;
+
+  // Removes a stale socket file, listens on the unix socket and serves on gRPC's threads.
+  // Restartable after Stop().
+  absl::Status Start();
+  // Ends every ListAndWatch stream, shuts the server down and removes the socket file.
+  void Stop();
+  bool running() const;
+  // Devices or health changed: every open ListAndWatch stream sends a new full list.
+  void NotifyChanged();
+
+  const std::string& socket_path() const { return socket_path_; }
+  std::string endpoint() const;  // socket file name
+  ResourceKind kind() const { return allocator_.kind(); }
+
+  struct Impl;  // internal; public only for the .cc's service class
+
+ private:
+  const Allocator& allocator_;
+  std::string socket_path_;
+  std::unique_ptr<Impl> impl_;
+};
+
+// Calls v1beta1.Registration/Register on `kubelet_socket` with version v1beta1, the endpoint
+// (socket file name), the resource name and options{get_preferred_allocation_available: true}.
+// The kubelet dials the plugin back and calls GetDevicePluginOptions before answering, so the
+// plugin must already be serving. Unavailable when the kubelet is absent.
+absl::Status RegisterWithKubelet(const std::string& kubelet_socket, const std::string& endpoint,
+                                 ResourceKind kind, absl::Duration timeout = absl::Seconds(10));
+
+}  // namespace neuron::deviceplugin

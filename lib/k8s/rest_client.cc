@@ -1,0 +1,194 @@
+#include "lib/k8s/rest_client.h"
+
+#include "absl/strings/str_cat.h"
+#include "lib/base/status_macros.h"
+#include "lib/k8s/errors.h"
+
+namespace neuron::k8s {
+namespace {
+
+void AddParam(std::string& path, const char* key, const std::string& value) {
+  if (value.empty()) return;
+  absl::StrAppend(&path, path.find('?') == std::string::npos ? "?" : "&", key, "=",
+                  QueryEscape(value));
+}
+
+std::string NameOf(const nlohmann::json& obj) {
+  if (!obj.is_object() || !obj.contains("metadata") || !obj["metadata"].is_object()) return "";
+  return obj["metadata"].value("name", "");
+}
+
+absl::StatusOr<nlohmann::json> ParseBody(const std::string& body) {
+  if (body.empty()) return nlohmann::json::object();
+  auto j = nlohmann::json::parse(body, nullptr, false);
+  if (j.is_discarded()) return absl::DataLossError("k8s: response body is not valid JSON");
+  return j;
+}
+
+}  // namespace
+
+RestClient::RestClient(std::shared_ptr<Transport> transport, std::string default_namespace)
+    : transport_(std::move(transport)), default_namespace_(std::move(default_namespace)) {}
+
+absl::StatusOr<nlohmann::json> RestClient::Call(HttpRequest req) {
+  NEURON_ASSIGN_OR_RETURN(HttpResponse res, transport_->Do(req));
+  NEURON_RETURN_IF_ERROR(StatusFromHttp(res.status, res.body, res.retry_after));
+  return ParseBody(res.body);
+}
+
+absl::StatusOr<nlohmann::json> RestClient::GetPath(const std::string& path) {
+  return Call({"GET", path, "", "", {}});
+}
+
+absl::StatusOr<nlohmann::json> RestClient::Get(const ResourceRef& ref, const std::string& ns,
+                                               const std::string& name,
+                                               const std::string& subresource) {
+  if (name.empty()) return absl::InvalidArgumentError("k8s get: empty name");
+  return Call({"GET", ResourcePath(ref, ns, name, subresource), "", "", {}});
+}
+
+absl::StatusOr<ListResult> RestClient::List(const ResourceRef& ref, const std::string& ns,
+                                            const ListOptions& opts) {
+  std::string path = ResourcePath(ref, ns);
+  AddParam(path, "labelSelector", opts.label_selector);
+  AddParam(path, "fieldSelector", opts.field_selector);
+  if (opts.limit > 0) AddParam(path, "limit", absl::StrCat(opts.limit));
+  AddParam(path, "continue", opts.continue_token);
+  AddParam(path, "resourceVersion", opts.resource_version);
+  NEURON_ASSIGN_OR_RETURN(nlohmann::json j, Call({"GET", path, "", "", {}}));
+  if (!j.is_object() || !j.contains("items") || !(j["items"].is_array() || j["items"].is_null())) {
+    return absl::DataLossError(absl::StrCat("k8s list ", path, ": no items array"));
+  }
+  ListResult out;
+  if (j["items"].is_array()) {
+    out.items.reserve(j["items"].size());
+    for (auto& item : j["items"]) out.items.push_back(std::move(item));
+  }
+  if (j.contains("metadata") && j["metadata"].is_object()) {
+    const auto& m = j["metadata"];
+    out.resource_version = m.value("resourceVersion", "");
+    out.continue_token = m.value("continue", "");
+  }
+  return out;
+}
+
+absl::StatusOr<ListResult> RestClient::ListAll(const ResourceRef& ref, const std::string& ns,
+                                               ListOptions opts) {
+  ListResult all;
+  bool first = true;
+  while (true) {
+    NEURON_ASSIGN_OR_RETURN(ListResult page, List(ref, ns, opts));
+    if (first) all.resource_version = page.resource_version;
+    first = false;
+    // The apiserver serves later pages from the first page's snapshot, so its RV stands.
+    for (auto& item : page.items) all.items.push_back(std::move(item));
+    if (page.continue_token.empty()) break;
+    opts.continue_token = page.continue_token;
+    opts.resource_version.clear();  // not allowed together with continue
+  }
+  return all;
+}
+
+absl::StatusOr<nlohmann::json> RestClient::Create(const ResourceRef& ref, const std::string& ns,
+                                                  const nlohmann::json& obj) {
+  return Call({"POST", ResourcePath(ref, ns), obj.dump(), "application/json", {}});
+}
+
+absl::StatusOr<nlohmann::json> RestClient::Update(const ResourceRef& ref, const std::string& ns,
+                                                  const nlohmann::json& obj,
+                                                  const std::string& subresource) {
+  const std::string name = NameOf(obj);
+  if (name.empty()) return absl::InvalidArgumentError("k8s update: object has no metadata.name");
+  return Call(
+      {"PUT", ResourcePath(ref, ns, name, subresource), obj.dump(), "application/json", {}});
+}
+
+absl::StatusOr<nlohmann::json> RestClient::Delete(const ResourceRef& ref, const std::string& ns,
+                                                  const std::string& name,
+                                                  const DeleteOptions& opts) {
+  if (name.empty()) return absl::InvalidArgumentError("k8s delete: empty name");
+  nlohmann::json body = {{"kind", "DeleteOptions"}, {"apiVersion", "v1"}};
+  if (!opts.propagation_policy.empty()) body["propagationPolicy"] = opts.propagation_policy;
+  if (opts.grace_period_seconds) body["gracePeriodSeconds"] = *opts.grace_period_seconds;
+  if (!opts.precondition_uid.empty()) body["preconditions"]["uid"] = opts.precondition_uid;
+  if (!opts.precondition_resource_version.empty()) {
+    body["preconditions"]["resourceVersion"] = opts.precondition_resource_version;
+  }
+  return Call({"DELETE", ResourcePath(ref, ns, name), body.dump(), "application/json", {}});
+}
+
+absl::StatusOr<nlohmann::json> RestClient::Patch(const ResourceRef& ref, const std::string& ns,
+                                                 const std::string& name, PatchType type,
+                                                 const nlohmann::json& patch,
+                                                 const PatchOptions& opts) {
+  if (name.empty()) return absl::InvalidArgumentError("k8s patch: empty name");
+  std::string content_type;
+  switch (type) {
+    case PatchType::kMerge:
+      content_type = "application/merge-patch+json";
+      break;
+    case PatchType::kJsonPatch:
+      if (!patch.is_array()) return absl::InvalidArgumentError("k8s patch: JSON patch not array");
+      content_type = "application/json-patch+json";
+      break;
+    case PatchType::kStrategicMerge:
+      content_type = "application/strategic-merge-patch+json";
+      break;
+    case PatchType::kApply:
+      content_type = "application/apply-patch+yaml";  // JSON is valid YAML
+      if (opts.field_manager.empty() || opts.field_manager.size() > 128) {
+        return absl::InvalidArgumentError("k8s apply: fieldManager must be 1..128 characters");
+      }
+      break;
+  }
+  if (opts.force && type != PatchType::kApply) {
+    return absl::InvalidArgumentError("k8s patch: force is only allowed for apply");
+  }
+  std::string path = ResourcePath(ref, ns, name, opts.subresource);
+  AddParam(path, "fieldManager", opts.field_manager);
+  if (opts.force) AddParam(path, "force", "true");
+  return Call({"PATCH", path, patch.dump(), content_type, {}});
+}
+
+absl::StatusOr<nlohmann::json> RestClient::Apply(const ResourceRef& ref, const std::string& ns,
+                                                 const nlohmann::json& obj,
+                                                 const std::string& field_manager, bool force,
+                                                 const std::string& subresource) {
+  if (!obj.is_object() || !obj.contains("apiVersion") || !obj.contains("kind") ||
+      NameOf(obj).empty()) {
+    return absl::InvalidArgumentError("k8s apply: object needs apiVersion, kind, metadata.name");
+  }
+  if (obj["metadata"].contains("managedFields")) {
+    return absl::InvalidArgumentError("k8s apply: object must not carry managedFields");
+  }
+  return Patch(ref, ns, NameOf(obj), PatchType::kApply, obj,
+               PatchOptions{field_manager, force, subresource});
+}
+
+absl::Status RetryOnConflict(const std::function<absl::Status()>& fn, int attempts) {
+  absl::Status s;
+  for (int i = 0; i < std::max(1, attempts); ++i) {
+    s = fn();
+    if (!IsConflict(s)) return s;
+  }
+  return s;
+}
+
+absl::StatusOr<nlohmann::json> UpdateWithRetry(
+    RestClient& client, const ResourceRef& ref, const std::string& ns, const std::string& name,
+    const std::function<absl::Status(nlohmann::json&)>& mutate, const std::string& subresource,
+    int attempts) {
+  nlohmann::json result;
+  absl::Status s = RetryOnConflict(
+      [&]() -> absl::Status {
+        NEURON_ASSIGN_OR_RETURN(nlohmann::json obj, client.Get(ref, ns, name));
+        NEURON_RETURN_IF_ERROR(mutate(obj));
+        NEURON_ASSIGN_OR_RETURN(result, client.Update(ref, ns, obj, subresource));
+        return absl::OkStatus();
+      },
+      attempts);
+  if (!s.ok()) return s;
+  return result;
+}
+
+}  // namespace neuron::k8s

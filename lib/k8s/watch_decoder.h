@@ -1,0 +1,50 @@
+// File: lib/k8s/watch_decoder.h
+// Watch stream framing: the API server sends one JSON object per line
+// ({"type":"ADDED|MODIFIED|DELETED|BOOKMARK|ERROR","object":{...}}) over a chunked response whose
+// chunk boundaries have nothing to do with lines. Feed() takes arbitrary byte chunks and yields
+// every complete event; invalid JSON or an unknown type is an error, never a crash.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
+#include "nlohmann/json.hpp"
+
+namespace neuron::k8s {
+
+enum class WatchEventType { kAdded, kModified, kDeleted, kBookmark, kError };
+
+const char* WatchEventTypeName(WatchEventType t);
+
+struct WatchEvent {
+  WatchEventType type = WatchEventType::kAdded;
+  nlohmann::json object;
+};
+
+class WatchDecoder {
+ public:
+  // A single event larger than this is an error (a broken stream, not a real object).
+  explicit WatchDecoder(size_t max_event_bytes = 64u << 20) : max_event_bytes_(max_event_bytes) {}
+
+  // Appends `chunk` and moves every complete event into `out`. After an error the decoder stays
+  // failed (returns the same error); the stream must be re-established.
+  absl::Status Feed(absl::string_view chunk, std::vector<WatchEvent>& out);
+  // Bytes of an unfinished event held back.
+  size_t buffered() const { return buf_.size() - pos_; }
+
+ private:
+  absl::Status DecodeLine(absl::string_view line, std::vector<WatchEvent>& out);
+
+  size_t max_event_bytes_;
+  std::string buf_;
+  size_t pos_ = 0;  // start of the unconsumed part of buf_
+  absl::Status error_;
+};
+
+// Decodes one event object (one line). Exposed for tests and the fuzz target.
+absl::Status DecodeWatchEvent(absl::string_view line, WatchEvent& out);
+
+}  // namespace neuron::k8s

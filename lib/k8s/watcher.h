@@ -1,0 +1,79 @@
+// File: lib/k8s/watcher.h
+// The reflector: list, then watch from the list's resourceVersion, resuming from the last seen
+// resourceVersion (events and bookmarks) after a normal disconnect or a broken stream; on 410
+// Expired (HTTP status or in-stream ERROR event) it relists. Each watch asks the server for a
+// random timeoutSeconds in [min_watch_timeout, max_watch_timeout] (client-go: 5-10 min).
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/synchronization/notification.h"
+#include "absl/time/time.h"
+#include "lib/base/backoff.h"
+#include "lib/k8s/rest_client.h"
+#include "nlohmann/json.hpp"
+
+namespace neuron::k8s {
+
+struct ReflectorOptions {
+  std::string label_selector;
+  std::string field_selector;
+  int64_t page_size = 500;
+  absl::Duration min_watch_timeout = absl::Minutes(5);
+  absl::Duration max_watch_timeout = absl::Minutes(10);
+  // Delay between failed attempts (list errors, broken streams).
+  BackoffPolicy backoff{absl::Milliseconds(100), absl::Seconds(30), 2.0, 0.2};
+  uint64_t seed = 0;  // 0 = random
+};
+
+// Receives what the reflector learns. Called from the reflector's thread only.
+class ReflectorSink {
+ public:
+  virtual ~ReflectorSink() = default;
+  // A full list: the complete current state.
+  virtual void OnReplace(std::vector<nlohmann::json> items,
+                         const std::string& resource_version) = 0;
+  // ADDED / MODIFIED / DELETED (bookmarks are handled by the reflector).
+  virtual void OnEvent(WatchEvent& ev) = 0;
+};
+
+class Reflector {
+ public:
+  Reflector(RestClient& client, ResourceRef ref, std::string ns, ReflectorOptions opts,
+            ReflectorSink& sink);
+
+  // Runs until Stop(); returns OK then.
+  absl::Status Run();
+  // Thread-safe; interrupts an open watch or a backoff wait.
+  void Stop();
+
+  std::string last_resource_version() const;
+  int lists() const { return lists_.load(); }
+  int watches() const { return watches_.load(); }
+
+ private:
+  absl::Status ListAndReplace();
+  absl::Status WatchOnce();
+  bool SleepOrStop(absl::Duration d);  // false if stopped
+  int RandomTimeoutSeconds();
+
+  RestClient& client_;
+  const ResourceRef ref_;
+  const std::string ns_;
+  const ReflectorOptions opts_;
+  ReflectorSink& sink_;
+  absl::Notification stop_;
+  StreamCanceller canceller_;
+  mutable absl::Mutex mu_;
+  std::string rv_ ABSL_GUARDED_BY(mu_);
+  uint64_t rng_ ABSL_GUARDED_BY(mu_);
+  std::atomic<int> lists_{0};
+  std::atomic<int> watches_{0};
+};
+
+}  // namespace neuron::k8s

@@ -1,0 +1,68 @@
+#include "lib/agent/app.h"
+
+#include <filesystem>
+
+#include "catch2/catch.hpp"
+#include "nlohmann/json.hpp"
+#include "tests/testing/http_get.h"
+
+namespace neuron::agent {
+namespace {
+
+TEST_CASE("App serves inventory, metrics and health for an emulated inf2.24xlarge", "[agent]") {
+  char t[] = "/tmp/agent-app-XXXXXX";
+  const std::string dir = mkdtemp(t);
+  AgentOptions opts;
+  opts.emulate = "inf2.24xlarge";
+  opts.emulate_dir = dir + "/host";
+  opts.listen = "127.0.0.1:0";
+  opts.node_name = "node-x";
+  opts.features_dir = dir + "/features.d";
+  opts.interval = absl::Milliseconds(50);
+  App app(opts, Clock::Real());
+  REQUIRE(app.Start().ok());
+  CHECK(app.host_root() == dir + "/host");
+
+  auto inv = testing::HttpGet(app.port(), "/inventory");
+  REQUIRE(inv.status == 200);
+  const auto doc = nlohmann::json::parse(inv.body);
+  CHECK(doc["node"] == "node-x");
+  CHECK(doc["instance_type"] == "inf2.24xlarge");
+  REQUIRE(doc["devices"].size() == 6);
+  CHECK(doc["devices"][0]["family"] == "inferentia2");
+  CHECK(doc["devices"][0]["device_id"] == "7264");
+  CHECK(doc["devices"][5]["healthy"] == true);
+  CHECK(doc["total_cores"] == 12);
+
+  CHECK(testing::HttpGet(app.port(), "/healthz").status == 200);
+  CHECK(testing::HttpGet(app.port(), "/readyz").status == 200);
+  const auto metrics = testing::HttpGet(app.port(), "/metrics");
+  CHECK(metrics.body.find("\nneuron_node_devices 6\n") != std::string::npos);
+  CHECK(metrics.body.find("neuron_agent_scrape_duration_seconds_bucket") != std::string::npos);
+  CHECK(std::filesystem::exists(opts.features_dir + "/aws-neuron"));
+  app.Stop();
+  app.Stop();
+  CHECK(testing::HttpGet(app.port(), "/healthz").status == -1);
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("App refuses an unknown instance type and a busy port", "[agent]") {
+  AgentOptions bad;
+  bad.emulate = "p4d.24xlarge";
+  bad.listen = "127.0.0.1:0";
+  App app(bad, Clock::Real());
+  CHECK(app.Start().code() == absl::StatusCode::kNotFound);
+
+  AgentOptions first;
+  first.emulate = "inf2.xlarge";
+  first.listen = "127.0.0.1:0";
+  App a(first, Clock::Real());
+  REQUIRE(a.Start().ok());
+  AgentOptions second = first;
+  second.listen = "127.0.0.1:" + std::to_string(a.port());
+  App b(second, Clock::Real());
+  CHECK(b.Start().code() == absl::StatusCode::kUnavailable);
+}
+
+}  // namespace
+}  // namespace neuron::agent

@@ -1,0 +1,98 @@
+#include "lib/agent/collector.h"
+
+#include "catch2/catch.hpp"
+#include "lib/metrics/exposition.h"
+#include "tests/testing/promtool.h"
+
+namespace neuron::agent {
+namespace {
+
+inventory::Inventory TwoDevices() {
+  inventory::Inventory inv;
+  inv.node_name = "node-a";
+  inv.instance_type = "trn1.32xlarge";
+  inv.read_errors = 3;
+  for (int i = 0; i < 2; ++i) {
+    inventory::Device d;
+    d.index = i;
+    d.pci_address = "0000:10:1" + std::to_string(i) + ".0";
+    d.pci_device_id = 0x7164;
+    d.model = topology::ModelForPciDevice(0x7164);
+    d.core_count = 2;
+    d.hardware = {{"mem_ecc_uncorrected", static_cast<uint64_t>(i)}, {"sram_ecc_uncorrected", 0}};
+    d.host_mem = {{"tensors", 4096}};
+    d.power_utilization = 42.0;
+    for (int c = 0; c < 2; ++c) {
+      inventory::CoreStats core;
+      core.index = c;
+      core.status_total = {{"success", 10}, {"failure", 1}};
+      core.status_present = {{"success", 2}};
+      core.device_mem = {{"tensors", {.total = 100, .present = 50, .peak = 80}}};
+      core.other_info = {{"flop_count", 7}, {"nc_time_in_use", 9}, {"brand_new_counter", 1}};
+      d.cores.push_back(core);
+    }
+    inv.devices.push_back(d);
+  }
+  inv.total_cores = 4;
+  return inv;
+}
+
+std::string Render(const inventory::Inventory& inv) {
+  auto collector = std::make_shared<InventoryCollector>([inv] { return inv; });
+  return metrics::Expose({collector});
+}
+
+bool Has(const std::string& text, const std::string& line) {
+  return text.find("\n" + line + "\n") != std::string::npos;
+}
+
+TEST_CASE("collector exports the required families with their labels", "[agent]") {
+  const std::string text = Render(TwoDevices());
+  CHECK(Has(text, "neuron_node_devices 2"));
+  CHECK(Has(text, "neuron_node_cores 4"));
+  CHECK(Has(text, "neuron_agent_sysfs_read_errors_total 3"));
+  CHECK(Has(text,
+            "neuron_device_info{device=\"1\",pci_address=\"0000:10:11.0\",device_id=\"7164\","
+            "family=\"trainium\"} 1"));
+  CHECK(Has(text, "neuron_device_healthy{device=\"0\"} 1"));
+  CHECK(Has(text, "neuron_device_hardware_errors_total{device=\"1\",counter=\"mem_ecc_uncorrected\"} 1"));
+  CHECK(Has(text, "neuron_device_host_memory_used_bytes{device=\"0\",category=\"tensors\"} 4096"));
+  CHECK(Has(text, "neuron_device_power_utilization_ratio{device=\"0\"} 0.42"));
+  CHECK(Has(text, "neuron_core_execution_status_total{device=\"1\",core=\"1\",status=\"failure\"} 1"));
+  CHECK(Has(text, "neuron_core_execution_status_present{device=\"0\",core=\"0\",status=\"success\"} 2"));
+  CHECK(Has(text, "neuron_core_memory_used_bytes{device=\"0\",core=\"1\",category=\"tensors\"} 50"));
+  CHECK(Has(text, "neuron_core_memory_peak_bytes{device=\"0\",core=\"1\",category=\"tensors\"} 80"));
+  CHECK(Has(text, "neuron_core_memory_total_bytes{device=\"0\",core=\"1\",category=\"tensors\"} 100"));
+  CHECK(Has(text, "neuron_core_flops_total{device=\"0\",core=\"0\"} 7"));
+  CHECK(Has(text, "neuron_core_time_in_use_total{device=\"1\",core=\"0\"} 9"));
+  CHECK(Has(text, "neuron_core_other_info_total{device=\"0\",core=\"0\",name=\"brand_new_counter\"} 1"));
+  const absl::Status promtool = testing::PromtoolCheck(text);
+  INFO(promtool.message());
+  CHECK(promtool.ok());
+}
+
+TEST_CASE("a vanished or unknown device is reported without its counters", "[agent]") {
+  inventory::Inventory inv = TwoDevices();
+  inv.devices[1].present = false;
+  inv.devices[1].healthy = false;
+  inv.devices[1].unhealthy_reason = "vanished";
+  inv.devices[0].model.reset();
+  inv.devices[0].pci_device_id = 0x1234;
+  const std::string text = Render(inv);
+  CHECK(Has(text, "neuron_node_devices 1"));
+  CHECK(Has(text, "neuron_device_healthy{device=\"1\"} 0"));
+  CHECK(text.find("neuron_core_flops_total{device=\"1\"") == std::string::npos);
+  CHECK(text.find("device_id=\"1234\",family=\"unknown\"") != std::string::npos);
+  CHECK(testing::PromtoolCheck(text).ok());
+}
+
+TEST_CASE("an empty node still exposes its zero gauges", "[agent]") {
+  const std::string text = Render(inventory::Inventory{});
+  CHECK(Has(text, "neuron_node_devices 0"));
+  CHECK(Has(text, "neuron_node_cores 0"));
+  CHECK(text.find("neuron_device_info") == std::string::npos);
+  CHECK(testing::PromtoolCheck(text).ok());
+}
+
+}  // namespace
+}  // namespace neuron::agent

@@ -1,0 +1,55 @@
+// File: tests/fakes/apiserver/main.cc
+// fake-apiserver --listen 127.0.0.1:PORT [--log-level debug]
+// Serves the in-memory fake kube-apiserver until SIGTERM/SIGINT.
+#include <cstdio>
+#include <string>
+
+#include "absl/strings/numbers.h"
+#include "lib/base/logging.h"
+#include "lib/base/signals.h"
+#include "spdlog/spdlog.h"
+#include "tests/fakes/apiserver/fake_apiserver.h"
+
+int main(int argc, char** argv) {
+  absl::Notification& shutdown = neuron::ShutdownOnSignals();
+  std::string listen = "127.0.0.1:0";
+  std::string level = "info";
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--listen" && i + 1 < argc) {
+      listen = argv[++i];
+    } else if (a.rfind("--listen=", 0) == 0) {
+      listen = a.substr(9);
+    } else if (a == "--log-level" && i + 1 < argc) {
+      level = argv[++i];
+    } else if (a.rfind("--log-level=", 0) == 0) {
+      level = a.substr(12);
+    } else if (a == "--tls-cert" || a == "--tls-key") {
+      std::fprintf(stderr, "fake-apiserver: TLS is not supported by this build\n");
+      return 2;
+    } else {
+      std::fprintf(stderr, "usage: fake-apiserver --listen HOST:PORT [--log-level LEVEL]\n");
+      return 2;
+    }
+  }
+  if (auto s = neuron::InitLogging("fake-apiserver", level); !s.ok()) {
+    std::fprintf(stderr, "fake-apiserver: %s\n", std::string(s.message()).c_str());
+    return 2;
+  }
+  const size_t colon = listen.rfind(':');
+  int port = 0;
+  if (colon == std::string::npos || !absl::SimpleAtoi(listen.substr(colon + 1), &port)) {
+    spdlog::error("invalid --listen value={}", listen);
+    return 2;
+  }
+  neuron::fakes::FakeApiServer server;
+  if (auto s = server.Start(listen.substr(0, colon), port); !s.ok()) {
+    spdlog::error("start failed error={}", std::string(s.message()));
+    return 1;
+  }
+  spdlog::info("listening on {}", server.url());
+  shutdown.WaitForNotification();
+  spdlog::info("shutting down");
+  server.Stop();
+  return 0;
+}

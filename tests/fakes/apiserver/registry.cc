@@ -1,0 +1,232 @@
+// File: tests/fakes/apiserver/registry.cc
+#include "tests/fakes/apiserver/registry.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "tests/fakes/apiserver/api_status.h"
+
+namespace neuron::fakes::apiserver {
+namespace {
+
+ResourceType Make(std::string group, std::string version, std::string plural, std::string singular,
+                  std::string kind, bool namespaced, std::vector<std::string> short_names,
+                  bool has_status = false, std::vector<std::string> field_labels = {}) {
+  ResourceType t;
+  t.group = std::move(group);
+  t.version = std::move(version);
+  t.plural = std::move(plural);
+  t.singular = std::move(singular);
+  t.kind = std::move(kind);
+  t.namespaced = namespaced;
+  t.short_names = std::move(short_names);
+  t.has_status = has_status;
+  t.field_labels = std::move(field_labels);
+  return t;
+}
+
+const std::vector<std::string> kVerbs = {"create", "delete", "deletecollection", "get",
+                                         "list",   "patch",  "update",           "watch"};
+
+}  // namespace
+
+Registry::Registry() {
+  // Field labels are the ones upstream registers per type (pkg/registry/*/strategy.go).
+  types_.push_back(Make("", "v1", "namespaces", "namespace", "Namespace", false, {"ns"}, true,
+                        {"status.phase"}));
+  types_.push_back(
+      Make("", "v1", "nodes", "node", "Node", false, {"no"}, true, {"spec.unschedulable"}));
+  ResourceType pods =
+      Make("", "v1", "pods", "pod", "Pod", true, {"po"}, true,
+           {"spec.nodeName", "spec.restartPolicy", "spec.schedulerName", "spec.serviceAccountName",
+            "spec.hostNetwork", "status.phase", "status.podIP", "status.nominatedNodeName"});
+  pods.has_binding = true;
+  pods.categories = {"all"};
+  types_.push_back(pods);
+  types_.push_back(Make("", "v1", "configmaps", "configmap", "ConfigMap", true, {"cm"}));
+  types_.push_back(Make("", "v1", "services", "service", "Service", true, {"svc"}, true));
+  types_.back().categories = {"all"};
+  types_.push_back(
+      Make("", "v1", "serviceaccounts", "serviceaccount", "ServiceAccount", true, {"sa"}));
+  types_.push_back(
+      Make("", "v1", "events", "event", "Event", true, {"ev"}, false,
+           {"involvedObject.kind", "involvedObject.namespace", "involvedObject.name",
+            "involvedObject.uid", "involvedObject.apiVersion", "involvedObject.resourceVersion",
+            "involvedObject.fieldPath", "reason", "reportingComponent", "source", "type"}));
+  types_.push_back(Make("", "v1", "secrets", "secret", "Secret", true, {}, false, {"type"}));
+  types_.push_back(Make("apps", "v1", "daemonsets", "daemonset", "DaemonSet", true, {"ds"}, true));
+  types_.back().categories = {"all"};
+  types_.push_back(
+      Make("apps", "v1", "deployments", "deployment", "Deployment", true, {"deploy"}, true));
+  types_.back().categories = {"all"};
+  types_.push_back(Make("coordination.k8s.io", "v1", "leases", "lease", "Lease", true, {}));
+  types_.push_back(Make("events.k8s.io", "v1", "events", "event", "Event", true, {"ev"}));
+  types_.push_back(Make("apiextensions.k8s.io", "v1", "customresourcedefinitions",
+                        "customresourcedefinition", "CustomResourceDefinition", false,
+                        {"crd", "crds"}, true));
+}
+
+const ResourceType* Registry::Find(const std::string& group, const std::string& version,
+                                   const std::string& plural) const {
+  for (const auto& t : types_) {
+    if (t.group == group && t.version == version && t.plural == plural) return &t;
+  }
+  return nullptr;
+}
+
+std::vector<const ResourceType*> Registry::All() const {
+  std::vector<const ResourceType*> out;
+  for (const auto& t : types_) out.push_back(&t);
+  return out;
+}
+
+absl::Status Registry::RegisterCrd(const json& crd) {
+  const json& spec = crd.value("spec", json::object());
+  const std::string name = crd.value("/metadata/name"_json_pointer, std::string());
+  const json names = spec.value("names", json::object());
+  ResourceType base;
+  base.group = spec.value("group", std::string());
+  base.plural = names.value("plural", std::string());
+  base.kind = names.value("kind", std::string());
+  base.singular = names.value("singular", std::string());
+  if (base.singular.empty()) {
+    base.singular = base.kind;
+    std::transform(base.singular.begin(), base.singular.end(), base.singular.begin(), ::tolower);
+  }
+  if (base.group.empty() || base.plural.empty() || base.kind.empty()) {
+    return absl::InvalidArgumentError(
+        "spec.group, spec.names.plural and spec.names.kind are required");
+  }
+  if (name != base.plural + "." + base.group) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("metadata.name: Invalid value: \"", name,
+                     "\": must be spec.names.plural+\".\"+spec.group"));
+  }
+  base.namespaced = spec.value("scope", std::string("Namespaced")) != "Cluster";
+  for (const auto& s : names.value("shortNames", json::array())) {
+    if (s.is_string()) base.short_names.push_back(s.get<std::string>());
+  }
+  for (const auto& s : names.value("categories", json::array())) {
+    if (s.is_string()) base.categories.push_back(s.get<std::string>());
+  }
+  base.crd_name = name;
+  std::vector<ResourceType> add;
+  for (const auto& v : spec.value("versions", json::array())) {
+    if (!v.is_object() || !v.value("served", false)) continue;
+    ResourceType t = base;
+    t.version = v.value("name", std::string());
+    if (t.version.empty()) return absl::InvalidArgumentError("spec.versions[].name is required");
+    const json& sub = v.value("subresources", json::object());
+    t.has_status = sub.is_object() && sub.contains("status");
+    add.push_back(std::move(t));
+  }
+  UnregisterCrd(name);
+  for (auto& t : add) types_.push_back(std::move(t));
+  return absl::OkStatus();
+}
+
+void Registry::UnregisterCrd(const std::string& crd_name) {
+  std::erase_if(types_, [&](const ResourceType& t) { return t.crd_name == crd_name; });
+}
+
+std::vector<std::string> Registry::VersionsOf(const std::string& group) const {
+  std::vector<std::string> out;
+  for (const auto& t : types_) {
+    if (t.group == group && std::find(out.begin(), out.end(), t.version) == out.end()) {
+      out.push_back(t.version);
+    }
+  }
+  return out;
+}
+
+json Registry::ApiVersions(const std::string& server_address) const {
+  return {{"kind", "APIVersions"},
+          {"versions", {"v1"}},
+          {"serverAddressByClientCIDRs",
+           {{{"clientCIDR", "0.0.0.0/0"}, {"serverAddress", server_address}}}}};
+}
+
+json Registry::Group(const std::string& group) const {
+  // Simplification: the preferred version is the first registered one, not the highest by
+  // Kubernetes version priority.
+  const auto versions = VersionsOf(group);
+  if (group.empty() || versions.empty()) return nullptr;
+  json g = {{"name", group}, {"versions", json::array()}};
+  for (const auto& v : versions) {
+    g["versions"].push_back({{"groupVersion", group + "/" + v}, {"version", v}});
+  }
+  g["preferredVersion"] = g["versions"][0];
+  return g;
+}
+
+json Registry::GroupList() const {
+  json out = {{"kind", "APIGroupList"}, {"apiVersion", "v1"}, {"groups", json::array()}};
+  std::vector<std::string> seen;
+  for (const auto& t : types_) {
+    if (t.group.empty() || std::find(seen.begin(), seen.end(), t.group) != seen.end()) continue;
+    seen.push_back(t.group);
+    out["groups"].push_back(Group(t.group));
+  }
+  return out;
+}
+
+json Registry::ResourceList(const std::string& group, const std::string& version) const {
+  json resources = json::array();
+  for (const auto& t : types_) {
+    if (t.group != group || t.version != version) continue;
+    json r = {{"name", t.plural},
+              {"singularName", t.singular},
+              {"namespaced", t.namespaced},
+              {"kind", t.kind},
+              {"verbs", kVerbs}};
+    if (!t.short_names.empty()) r["shortNames"] = t.short_names;
+    if (!t.categories.empty()) r["categories"] = t.categories;
+    resources.push_back(r);
+    if (t.has_status) {
+      resources.push_back({{"name", t.plural + "/status"},
+                           {"singularName", ""},
+                           {"namespaced", t.namespaced},
+                           {"kind", t.kind},
+                           {"verbs", {"get", "patch", "update"}}});
+    }
+    if (t.has_binding) {
+      resources.push_back({{"name", t.plural + "/binding"},
+                           {"singularName", ""},
+                           {"namespaced", t.namespaced},
+                           {"kind", "Binding"},
+                           {"verbs", {"create"}}});
+    }
+  }
+  if (resources.empty()) return nullptr;
+  return {{"kind", "APIResourceList"},
+          {"apiVersion", "v1"},
+          {"groupVersion", group.empty() ? version : group + "/" + version},
+          {"resources", resources}};
+}
+
+void MarkCrdEstablished(json& crd) {
+  const std::string now = NowRfc3339();
+  json accepted = crd.value("/spec/names"_json_pointer, json::object());
+  if (!accepted.contains("listKind") && accepted.contains("kind") && accepted["kind"].is_string()) {
+    accepted["listKind"] = accepted["kind"].get<std::string>() + "List";
+  }
+  json stored = json::array();
+  for (const auto& v : crd.value("/spec/versions"_json_pointer, json::array())) {
+    if (v.is_object() && v.value("storage", false)) stored.push_back(v.value("name", ""));
+  }
+  crd["status"] = {{"acceptedNames", accepted},
+                   {"storedVersions", stored},
+                   {"conditions",
+                    {{{"type", "NamesAccepted"},
+                      {"status", "True"},
+                      {"reason", "NoConflicts"},
+                      {"message", "no conflicts found"},
+                      {"lastTransitionTime", now}},
+                     {{"type", "Established"},
+                      {"status", "True"},
+                      {"reason", "InitialNamesAccepted"},
+                      {"message", "the initial names have been accepted"},
+                      {"lastTransitionTime", now}}}}};
+}
+
+}  // namespace neuron::fakes::apiserver

@@ -22,6 +22,7 @@ class Subprocess {
   Subprocess& operator=(const Subprocess&) = delete;
 
   bool started() const { return pid_ > 0; }
+  pid_t pid() const { return pid_; }
   // Everything the child wrote so far.
   std::string Log() const;
   // Polls the log until it contains `needle`; returns the log text or "" on timeout.

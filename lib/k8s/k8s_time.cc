@@ -4,7 +4,7 @@
 
 namespace neuron::k8s {
 
-std::string FormatTime(absl::Time t) {
+std::string FormatRfc3339(absl::Time t) {
   return absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", t, absl::UTCTimeZone());
 }
 

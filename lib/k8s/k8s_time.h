@@ -11,7 +11,7 @@
 namespace neuron::k8s {
 
 // "2006-01-02T15:04:05Z" (UTC, whole seconds) as metav1.Time marshals.
-std::string FormatTime(absl::Time t);
+std::string FormatRfc3339(absl::Time t);
 // "2006-01-02T15:04:05.000000Z" (UTC, microseconds) as metav1.MicroTime marshals.
 std::string FormatMicroTime(absl::Time t);
 // Parses RFC3339 with optional fractional seconds and any offset.

@@ -1,0 +1,130 @@
+#include "lib/k8s/watcher.h"
+
+#include <random>
+
+#include "absl/strings/str_cat.h"
+#include "lib/k8s/errors.h"
+#include "spdlog/spdlog.h"
+
+namespace neuron::k8s {
+
+Reflector::Reflector(RestClient& client, ResourceRef ref, std::string ns, ReflectorOptions opts,
+                     ReflectorSink& sink)
+    : client_(client),
+      ref_(std::move(ref)),
+      ns_(std::move(ns)),
+      opts_(std::move(opts)),
+      sink_(sink),
+      rng_(opts_.seed != 0 ? opts_.seed : std::random_device{}() | 1ULL) {}
+
+std::string Reflector::last_resource_version() const {
+  absl::MutexLock lock(&mu_);
+  return rv_;
+}
+
+void Reflector::Stop() {
+  stop_.Notify();
+  canceller_.Cancel();
+}
+
+bool Reflector::SleepOrStop(absl::Duration d) { return !stop_.WaitForNotificationWithTimeout(d); }
+
+int Reflector::RandomTimeoutSeconds() {
+  absl::MutexLock lock(&mu_);
+  rng_ ^= rng_ << 13;
+  rng_ ^= rng_ >> 7;
+  rng_ ^= rng_ << 17;
+  const int64_t lo = absl::ToInt64Seconds(opts_.min_watch_timeout);
+  const int64_t hi = std::max(lo, absl::ToInt64Seconds(opts_.max_watch_timeout));
+  return static_cast<int>(std::max<int64_t>(1, lo + static_cast<int64_t>(rng_ % (hi - lo + 1))));
+}
+
+absl::Status Reflector::ListAndReplace() {
+  ListOptions lo;
+  lo.label_selector = opts_.label_selector;
+  lo.field_selector = opts_.field_selector;
+  lo.limit = opts_.page_size;
+  absl::StatusOr<ListResult> list = client_.ListAll(ref_, ns_, lo);
+  if (!list.ok()) return list.status();
+  ++lists_;
+  {
+    absl::MutexLock lock(&mu_);
+    rv_ = list->resource_version;
+  }
+  spdlog::debug("reflector listed resource={} items={} rv={}", ref_.resource, list->items.size(),
+                list->resource_version);
+  sink_.OnReplace(std::move(list->items), list->resource_version);
+  return absl::OkStatus();
+}
+
+absl::Status Reflector::WatchOnce() {
+  WatchOptions wo;
+  wo.label_selector = opts_.label_selector;
+  wo.field_selector = opts_.field_selector;
+  wo.resource_version = last_resource_version();
+  wo.allow_bookmarks = true;
+  wo.timeout_seconds = RandomTimeoutSeconds();
+  ++watches_;
+  return client_.Watch(
+      ref_, ns_, wo,
+      [this](WatchEvent& ev) {
+        if (stop_.HasBeenNotified()) return false;
+        std::string rv;
+        if (ev.object.contains("metadata") && ev.object["metadata"].is_object()) {
+          rv = ev.object["metadata"].value("resourceVersion", "");
+        }
+        if (ev.type != WatchEventType::kBookmark) sink_.OnEvent(ev);
+        if (!rv.empty()) {
+          absl::MutexLock lock(&mu_);
+          rv_ = rv;
+        }
+        return true;
+      },
+      &canceller_);
+}
+
+absl::Status Reflector::Run() {
+  Backoff backoff(opts_.backoff, opts_.seed ? opts_.seed : 42);
+  bool need_list = true;
+  while (!stop_.HasBeenNotified()) {
+    if (need_list) {
+      absl::Status s = ListAndReplace();
+      if (!s.ok()) {
+        spdlog::warn("reflector list failed resource={} error={}", ref_.resource, s.ToString());
+        if (!SleepOrStop(backoff.Next())) break;
+        continue;
+      }
+      need_list = false;
+      backoff.Reset();
+    }
+    const absl::Time started = absl::Now();
+    absl::Status s = WatchOnce();
+    if (stop_.HasBeenNotified()) break;
+    if (IsExpired(s)) {
+      spdlog::info("reflector watch expired, relisting resource={} rv={}", ref_.resource,
+                   last_resource_version());
+      need_list = true;
+      continue;
+    }
+    if (s.ok()) {
+      // Normal end (server timeout or EOF): resume. A stream that ended at once is throttled.
+      if (absl::Now() - started < absl::Seconds(1)) {
+        if (!SleepOrStop(backoff.Next())) break;
+      } else {
+        backoff.Reset();
+      }
+      continue;
+    }
+    spdlog::warn("reflector watch failed resource={} rv={} error={}", ref_.resource,
+                 last_resource_version(), s.ToString());
+    // A broken stream (connection loss, invalid JSON): the last good event's resourceVersion
+    // is still a valid resume point; resume after a backoff.
+    if (!SleepOrStop(RetryAfterSeconds(s) ? absl::Seconds(*RetryAfterSeconds(s))
+                                          : backoff.Next())) {
+      break;
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace neuron::k8s

@@ -3,8 +3,10 @@
 // deterministic functions of the device/core index so tests can predict them.
 #include "lib/sysfs/emulator.h"
 
+#include <fcntl.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -109,35 +111,35 @@ int NumaOf(const EmulationSpec& spec, int index) {
   return index * spec.numa_nodes / spec.devices;
 }
 
-absl::Status WriteMem(const std::string& dir, uint64_t present) {
-  NEURON_RETURN_IF_ERROR(WriteFileAtomic(dir + "/total", absl::StrCat(present * 3, "\n")));
-  NEURON_RETURN_IF_ERROR(WriteFileAtomic(dir + "/present", absl::StrCat(present, "\n")));
-  return WriteFileAtomic(dir + "/peak", absl::StrCat(present * 2, "\n"));
+absl::Status WriteMem(TreeWriter& w, const std::string& dir, uint64_t present) {
+  NEURON_RETURN_IF_ERROR(w.File(dir + "/total", absl::StrCat(present * 3, "\n")));
+  NEURON_RETURN_IF_ERROR(w.File(dir + "/present", absl::StrCat(present, "\n")));
+  return w.File(dir + "/peak", absl::StrCat(present * 2, "\n"));
 }
 
-absl::Status WriteCore(const std::string& dev, const Arch& arch, int index, int core) {
+absl::Status WriteCore(TreeWriter& w, const std::string& dev, const Arch& arch, int index,
+                       int core) {
   const std::string nc = absl::StrCat(dev, "/neuron_core", core);
-  NEURON_RETURN_IF_ERROR(
-      WriteFileAtomic(nc + "/info/architecture/arch_type", absl::StrCat(arch.nc, "\n")));
+  NEURON_RETURN_IF_ERROR(w.File(nc + "/info/architecture/arch_type", absl::StrCat(arch.nc, "\n")));
   const uint64_t seed = static_cast<uint64_t>(index) * 100 + static_cast<uint64_t>(core);
   for (const std::string& c : CoreStatusCounterNames()) {
     const uint64_t total = c == "success" ? 1000 + seed * 7 : 0;
     const std::string d = absl::StrCat(nc, "/stats/status/", c);
-    NEURON_RETURN_IF_ERROR(WriteFileAtomic(d + "/total", absl::StrCat(total, "\n")));
-    NEURON_RETURN_IF_ERROR(WriteFileAtomic(d + "/present", "0\n"));
+    NEURON_RETURN_IF_ERROR(w.File(d + "/total", absl::StrCat(total, "\n")));
+    NEURON_RETURN_IF_ERROR(w.File(d + "/present", "0\n"));
   }
   const std::string mem = nc + "/stats/memory_usage";
-  NEURON_RETURN_IF_ERROR(WriteMem(mem + "/host_mem", 1 << 20));
-  NEURON_RETURN_IF_ERROR(WriteMem(mem + "/device_mem", 64 << 20));
+  NEURON_RETURN_IF_ERROR(WriteMem(w, mem + "/host_mem", 1 << 20));
+  NEURON_RETURN_IF_ERROR(WriteMem(w, mem + "/device_mem", 64 << 20));
   uint64_t k = 1;
   for (const std::string& cat : DeviceMemCategories()) {
-    NEURON_RETURN_IF_ERROR(WriteMem(absl::StrCat(mem, "/device_mem/", cat), (k++) << 16));
+    NEURON_RETURN_IF_ERROR(WriteMem(w, absl::StrCat(mem, "/device_mem/", cat), (k++) << 16));
   }
   for (const std::string& n : OtherInfoCounterNames()) {
     const uint64_t v = n == "inference_count" ? 500 + seed : 0;
     const std::string d = absl::StrCat(nc, "/stats/other_info/", n);
-    NEURON_RETURN_IF_ERROR(WriteFileAtomic(d + "/total", absl::StrCat(v, "\n")));
-    NEURON_RETURN_IF_ERROR(WriteFileAtomic(d + "/present", "0\n"));
+    NEURON_RETURN_IF_ERROR(w.File(d + "/total", absl::StrCat(v, "\n")));
+    NEURON_RETURN_IF_ERROR(w.File(d + "/present", "0\n"));
   }
   return absl::OkStatus();
 }
@@ -180,6 +182,27 @@ absl::Status MakeSymlink(const std::string& target, const std::string& link) {
   return absl::OkStatus();
 }
 
+absl::Status TreeWriter::Dir(const std::string& path) {
+  if (made_.count(path) != 0) return absl::OkStatus();
+  NEURON_RETURN_IF_ERROR(MakeDirs(path));
+  made_.insert(path);
+  return absl::OkStatus();
+}
+
+absl::Status TreeWriter::File(const std::string& path, const std::string& contents) {
+  NEURON_RETURN_IF_ERROR(Dir(stdfs::path(path).parent_path().string()));
+  if (atomic_) return WriteFileAtomic(path, contents);
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return FsError(std::error_code(errno, std::generic_category()), "open", path);
+  const ssize_t n = ::write(fd, contents.data(), contents.size());
+  const int err = errno;
+  ::close(fd);
+  if (n != static_cast<ssize_t>(contents.size())) {
+    return FsError(std::error_code(err, std::generic_category()), "write", path);
+  }
+  return absl::OkStatus();
+}
+
 absl::Status RemoveAll(const std::string& path) {
   std::error_code ec;
   stdfs::remove_all(path, ec);
@@ -195,8 +218,8 @@ std::string NeuronVirtualDir(int index) {
   return absl::StrCat(kNeuronVirtualDir, "/neuron", index);
 }
 
-absl::Status WritePciFunction(const std::string& root, const EmulationSpec& spec, int index,
-                              bool bound) {
+absl::Status WritePciFunction(TreeWriter& w, const std::string& root, const EmulationSpec& spec,
+                              int index, bool bound) {
   const std::string addr = EmulatedPciAddress(index);
   const std::string dir = Join(root, PciDeviceRealDir(index));
   const std::string id = absl::StrFormat("0x%04x\n", spec.pci_device_id);
@@ -223,7 +246,7 @@ absl::Status WritePciFunction(const std::string& root, const EmulationSpec& spec
                                  spec.pci_device_id, addr, modalias)},
   };
   for (const auto& [name, contents] : files) {
-    NEURON_RETURN_IF_ERROR(WriteFileAtomic(absl::StrCat(dir, "/", name), contents));
+    NEURON_RETURN_IF_ERROR(w.File(absl::StrCat(dir, "/", name), contents));
   }
   NEURON_RETURN_IF_ERROR(
       MakeSymlink(absl::StrCat("../../../devices/", HostBridgeName(index), "/", addr),
@@ -243,7 +266,8 @@ absl::Status WritePciFunction(const std::string& root, const EmulationSpec& spec
   return absl::OkStatus();
 }
 
-absl::Status WriteNeuronDevice(const std::string& root, const EmulationSpec& spec, int index) {
+absl::Status WriteNeuronDevice(TreeWriter& w, const std::string& root, const EmulationSpec& spec,
+                               int index) {
   const Arch arch = ArchFor(spec.pci_device_id);
   const std::string dev = Join(root, NeuronVirtualDir(index));
   std::vector<std::string> links;
@@ -266,28 +290,28 @@ absl::Status WriteNeuronDevice(const std::string& root, const EmulationSpec& spe
                        40 + index % 10, 20 + index % 10)},
   };
   for (const auto& [name, contents] : files) {
-    NEURON_RETURN_IF_ERROR(WriteFileAtomic(absl::StrCat(dev, "/", name), contents));
+    NEURON_RETURN_IF_ERROR(w.File(absl::StrCat(dev, "/", name), contents));
   }
   if (arch.has_serial) {
-    NEURON_RETURN_IF_ERROR(WriteFileAtomic(
-        dev + "/info/serial_number", absl::StrFormat("%016x\n", 0x5e5a000000000000ULL + index)));
+    NEURON_RETURN_IF_ERROR(w.File(dev + "/info/serial_number",
+                                  absl::StrFormat("%016x\n", 0x5e5a000000000000ULL + index)));
   }
   for (const std::string& c : HardwareCounterNames()) {
-    NEURON_RETURN_IF_ERROR(WriteFileAtomic(absl::StrCat(dev, "/stats/hardware/", c), "0\n"));
+    NEURON_RETURN_IF_ERROR(w.File(absl::StrCat(dev, "/stats/hardware/", c), "0\n"));
   }
   uint64_t k = 1;
   for (const std::string& cat : HostMemCategories()) {
     NEURON_RETURN_IF_ERROR(
-        WriteMem(absl::StrCat(dev, "/stats/memory_usage/host_mem/", cat), (k++) << 12));
+        WriteMem(w, absl::StrCat(dev, "/stats/memory_usage/host_mem/", cat), (k++) << 12));
   }
   for (int core = 0; core < spec.cores_per_device; ++core) {
-    NEURON_RETURN_IF_ERROR(WriteCore(dev, arch, index, core));
+    NEURON_RETURN_IF_ERROR(WriteCore(w, dev, arch, index, core));
   }
   NEURON_RETURN_IF_ERROR(MakeSymlink("../../../../class/neuron_device", dev + "/subsystem"));
   NEURON_RETURN_IF_ERROR(
       MakeSymlink(absl::StrCat("../../devices/virtual/neuron_device/neuron", index),
                   Join(root, NeuronDeviceDir(index))));
-  return WriteFileAtomic(Join(root, NeuronDevNode(index)), "");
+  return w.File(Join(root, NeuronDevNode(index)), "");
 }
 
 absl::Status RemoveNeuronDevice(const std::string& root, int index) {
@@ -346,9 +370,10 @@ absl::StatusOr<std::vector<std::string>> WriteEmulatedTree(const std::string& ro
   NEURON_RETURN_IF_ERROR(
       ei::MakeSymlink("../../devices/virtual/dmi/id", ei::Join(root, "sys/class/dmi/id")));
   std::vector<std::string> addrs;
+  ei::TreeWriter w(/*atomic=*/false);
   for (int i = 0; i < spec.devices; ++i) {
-    NEURON_RETURN_IF_ERROR(ei::WritePciFunction(root, spec, i, /*bound=*/true));
-    NEURON_RETURN_IF_ERROR(ei::WriteNeuronDevice(root, spec, i));
+    NEURON_RETURN_IF_ERROR(ei::WritePciFunction(w, root, spec, i, /*bound=*/true));
+    NEURON_RETURN_IF_ERROR(ei::WriteNeuronDevice(w, root, spec, i));
     addrs.push_back(EmulatedPciAddress(i));
   }
   return addrs;

@@ -76,8 +76,9 @@ absl::Status RestoreDevice(const std::string& root, const EmulationSpec& spec, i
   if (device < 0 || device >= spec.devices) {
     return absl::InvalidArgumentError(absl::StrCat("device ", device, " not in spec"));
   }
-  NEURON_RETURN_IF_ERROR(ei::WritePciFunction(root, spec, device, /*bound=*/true));
-  return ei::WriteNeuronDevice(root, spec, device);
+  ei::TreeWriter w(/*atomic=*/true);
+  NEURON_RETURN_IF_ERROR(ei::WritePciFunction(w, root, spec, device, /*bound=*/true));
+  return ei::WriteNeuronDevice(w, root, spec, device);
 }
 
 }  // namespace neuron::sysfs::emulation

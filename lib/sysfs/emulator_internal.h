@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <set>
 #include <string>
 
 #include "absl/status/status.h"
@@ -21,6 +22,20 @@ absl::Status MakeSymlink(const std::string& target, const std::string& link);
 // rm -rf, NotFound-tolerant.
 absl::Status RemoveAll(const std::string& path);
 
+// Writes files with as few syscalls as possible (directories are created once, files are
+// written in place) for fresh trees; in atomic mode each file is written to a temp name and
+// renamed, so a concurrent reader never sees a half-written value (fault injection).
+class TreeWriter {
+ public:
+  explicit TreeWriter(bool atomic) : atomic_(atomic) {}
+  absl::Status File(const std::string& path, const std::string& contents);
+  absl::Status Dir(const std::string& path);
+
+ private:
+  bool atomic_;
+  std::set<std::string> made_;
+};
+
 // "pci0000:10" for EmulatedPciAddress(i)'s bus.
 std::string HostBridgeName(int index);
 // Relative path (from root) of the PCI function's real directory.
@@ -29,10 +44,11 @@ std::string PciDeviceRealDir(int index);
 std::string NeuronVirtualDir(int index);
 
 // Writes the PCI function of device `index` (real dir, bus link, driver links when bound).
-absl::Status WritePciFunction(const std::string& root, const EmulationSpec& spec, int index,
-                              bool bound);
+absl::Status WritePciFunction(TreeWriter& w, const std::string& root, const EmulationSpec& spec,
+                              int index, bool bound);
 // Writes sys/devices/virtual/neuron_device/neuron<index>, its class link and dev/neuron<index>.
-absl::Status WriteNeuronDevice(const std::string& root, const EmulationSpec& spec, int index);
+absl::Status WriteNeuronDevice(TreeWriter& w, const std::string& root, const EmulationSpec& spec,
+                               int index);
 // Removes what WriteNeuronDevice wrote.
 absl::Status RemoveNeuronDevice(const std::string& root, int index);
 

@@ -1,10 +1,55 @@
+// File: lib/inventory/emulation.cc
 #include "lib/inventory/emulation.h"
 
+#include <stdlib.h>
+
+#include <filesystem>
+
+#include "absl/strings/str_cat.h"
+#include "lib/base/status_macros.h"
+#include "spdlog/spdlog.h"
+
 namespace neuron::inventory {
-absl::StatusOr<sysfs::EmulationSpec> BuildEmulationSpec(const topology::Shape&, int) {
-  return absl::UnimplementedError("todo");
+
+absl::StatusOr<sysfs::EmulationSpec> BuildEmulationSpec(const topology::Shape& shape, int lnc) {
+  NEURON_ASSIGN_OR_RETURN(const topology::NodeTopology topo,
+                          topology::TopologyForShape(shape, lnc));
+  sysfs::EmulationSpec spec;
+  spec.instance_type = shape.instance_type;
+  spec.pci_device_id = shape.pci_device_id;
+  spec.devices = shape.devices;
+  spec.cores_per_device = topo.cores_per_device;
+  spec.links = shape.links;
+  spec.numa_nodes = std::max(1, shape.numa_nodes);
+  return spec;
 }
-absl::StatusOr<std::string> PrepareEmulation(const std::string&, const std::string&, int) {
-  return absl::UnimplementedError("todo");
+
+absl::StatusOr<std::string> PrepareEmulation(const std::string& instance_type,
+                                             const std::string& dir, int lnc) {
+  const topology::Shape* shape = topology::FindShape(instance_type);
+  if (shape == nullptr) {
+    return absl::NotFoundError(
+        absl::StrCat("unknown instance type for emulation: ", instance_type));
+  }
+  NEURON_ASSIGN_OR_RETURN(const sysfs::EmulationSpec spec, BuildEmulationSpec(*shape, lnc));
+  std::string root = dir;
+  if (root.empty()) {
+    const char* tmp = std::getenv("TMPDIR");
+    std::string tmpl =
+        absl::StrCat(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp", "/neuron-emulated-XXXXXX");
+    if (::mkdtemp(tmpl.data()) == nullptr) {
+      return absl::UnavailableError(absl::StrCat("mkdtemp ", tmpl, " failed"));
+    }
+    root = tmpl;
+  }
+  std::error_code ec;
+  root = std::filesystem::absolute(root, ec).lexically_normal().string();
+  while (root.size() > 1 && root.back() == '/') root.pop_back();
+  NEURON_ASSIGN_OR_RETURN(const std::vector<std::string> addrs,
+                          sysfs::WriteEmulatedTree(root, spec));
+  spdlog::info("emulated host written instance_type={} devices={} cores_per_device={} root={}",
+               instance_type, addrs.size(), spec.cores_per_device, root);
+  return root;
 }
+
 }  // namespace neuron::inventory

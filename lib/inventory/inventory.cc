@@ -1,10 +1,221 @@
+// File: lib/inventory/inventory.cc
 #include "lib/inventory/inventory.h"
 
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "lib/sysfs/neuron_driver.h"
+#include "lib/sysfs/parsers.h"
+#include "spdlog/spdlog.h"
+
 namespace neuron::inventory {
+
+namespace sf = neuron::sysfs;
+
+// Reads and parses one file, counting failures in the scanner.
+struct Scanner::Reader {
+  Scanner& s;
+
+  template <typename Parse>
+  auto Read(const std::string& path, Parse parse)
+      -> std::optional<typename decltype(parse(absl::string_view()))::value_type> {
+    auto text = s.fs_.ReadFile(path);
+    if (!text.ok()) {
+      s.ReportError(path, text.status());
+      return std::nullopt;
+    }
+    auto v = parse(absl::string_view(*text));
+    if (!v.ok()) {
+      s.ReportError(path, v.status());
+      return std::nullopt;
+    }
+    return *std::move(v);
+  }
+
+  // Like Read, but a missing file is normal (attributes only some driver versions publish).
+  template <typename Parse>
+  auto ReadOptional(const std::string& path, Parse parse)
+      -> std::optional<typename decltype(parse(absl::string_view()))::value_type> {
+    if (!s.fs_.Exists(path)) return std::nullopt;
+    return Read(path, parse);
+  }
+
+  // Entries of a counter directory; a missing directory is an error.
+  std::vector<std::string> List(const std::string& dir) {
+    auto names = s.fs_.ListDir(dir);
+    if (!names.ok()) {
+      s.ReportError(dir, names.status());
+      return {};
+    }
+    return *std::move(names);
+  }
+
+  std::optional<uint64_t> U64(const std::string& path) { return Read(path, sf::ParseU64); }
+
+  std::optional<std::string> Token(const std::string& path) { return Read(path, sf::ParseToken); }
+};
+
 Scanner::Scanner(const sysfs::Fs& fs, ScanOptions opts) : fs_(fs), opts_(std::move(opts)) {}
-absl::StatusOr<Inventory> Scanner::Scan(bool) { return absl::UnimplementedError("todo"); }
-void Scanner::ReportError(const std::string&, const absl::Status&) { ++read_errors_; }
+
+void Scanner::ReportError(const std::string& path, const absl::Status& s) {
+  ++read_errors_;
+  if (warned_.insert(path).second) {
+    spdlog::warn(
+        "sysfs read failed path={} error=\"{}\" (further failures of this file are "
+        "counted, not logged)",
+        path, std::string(s.message()));
+  }
+}
+
+namespace {
+
+CoreStats ReadCore(Scanner::Reader& r, const std::string& dir, int index) {
+  CoreStats c;
+  c.index = index;
+  if (auto a = r.Token(dir + "/info/architecture/arch_type")) c.arch_type = *a;
+  const std::string status = dir + "/stats/status";
+  for (const std::string& name : r.List(status)) {
+    if (auto v = r.U64(absl::StrCat(status, "/", name, "/total"))) c.status_total[name] = *v;
+    if (auto v = r.U64(absl::StrCat(status, "/", name, "/present"))) c.status_present[name] = *v;
+  }
+  const std::string mem = dir + "/stats/memory_usage/device_mem";
+  for (const std::string& cat : r.List(mem)) {
+    if (cat == "total" || cat == "present" || cat == "peak") continue;  // the core's own sums
+    MemoryStat m;
+    const std::string base = absl::StrCat(mem, "/", cat);
+    auto total = r.U64(base + "/total");
+    auto present = r.U64(base + "/present");
+    auto peak = r.U64(base + "/peak");
+    if (total && present && peak) c.device_mem[cat] = MemoryStat{*total, *present, *peak};
+  }
+  const std::string other = dir + "/stats/other_info";
+  for (const std::string& name : r.List(other)) {
+    if (auto v = r.U64(absl::StrCat(other, "/", name, "/total"))) c.other_info[name] = *v;
+  }
+  return c;
+}
+
+}  // namespace
+
+absl::StatusOr<Inventory> Scanner::Scan(bool rescan_pci) {
+  Reader r{*this};
+  auto indices = sf::ListNeuronDeviceIndices(fs_);
+  if (!indices.ok()) {
+    ReportError(sf::kNeuronClassDir, indices.status());
+    return indices.status();
+  }
+  if (!have_pci_ || rescan_pci || *indices != last_indices_) {
+    auto pci = sf::ListNeuronPciDevices(fs_);
+    if (pci.ok()) {
+      pci_ = *std::move(pci);
+      have_pci_ = true;
+    } else if (absl::IsNotFound(pci.status())) {
+      pci_.clear();  // no PCI bus visible at this root: driver data only
+      have_pci_ = true;
+      if (warned_.insert("sys/bus/pci").second) {
+        spdlog::warn("no PCI bus under host root, PCI identity unknown error=\"{}\"",
+                     std::string(pci.status().message()));
+      }
+    } else {
+      ReportError("sys/bus/pci", pci.status());
+      have_pci_ = false;  // keep the previous list, retry next scan
+    }
+    pci_of_index_ = sf::MapDevicesToPci(fs_, *indices, pci_);
+    last_indices_ = *indices;
+  }
+
+  Inventory inv;
+  inv.node_name = opts_.node_name;
+  for (int index : *indices) {
+    const std::string dir = sf::NeuronDeviceDir(index);
+    auto core_text = fs_.ReadFile(dir + "/core_count");
+    if (!core_text.ok() && absl::IsNotFound(core_text.status()) && !fs_.Exists(dir)) {
+      continue;  // vanished between listing and reading: not in this snapshot
+    }
+    Device d;
+    d.index = index;
+    if (!core_text.ok()) {
+      ReportError(dir + "/core_count", core_text.status());
+    } else if (auto cc = sf::ParseCoreCount(*core_text); cc.ok()) {
+      d.core_count = *cc;
+    } else {
+      ReportError(dir + "/core_count", cc.status());
+    }
+    if (auto links = r.Read(dir + "/connected_devices", sf::ParseConnectedDevices)) {
+      d.connected = *links;
+    }
+    if (auto it = pci_of_index_.find(index); it != pci_of_index_.end()) {
+      d.pci_address = it->second;
+      for (const sf::PciDevice& p : pci_) {
+        if (p.address != d.pci_address) continue;
+        d.pci_device_id = p.device_id;
+        d.numa_node = p.numa_node;
+        d.driver = p.driver;
+      }
+      d.model = topology::ModelForPciDevice(d.pci_device_id);
+    }
+    if (auto a = r.Token(dir + "/info/architecture/arch_type")) d.arch_type = *a;
+    if (auto a = r.Token(dir + "/info/architecture/device_name")) d.device_name = *a;
+    if (auto a = r.Token(dir + "/info/architecture/instance_type")) {
+      if (inv.driver_instance_type.empty()) inv.driver_instance_type = *a;
+    }
+    if (fs_.Exists(dir + "/info/serial_number")) {
+      // The driver prints an empty line when the firmware read fails: not an error of ours.
+      auto sn = fs_.ReadFile(dir + "/info/serial_number");
+      if (sn.ok()) {
+        if (auto t = sf::ParseToken(*sn); t.ok()) d.serial_number = *t;
+      }
+    }
+    const std::string hw = dir + "/stats/hardware";
+    for (const std::string& name : r.List(hw)) {
+      if (auto v = r.U64(absl::StrCat(hw, "/", name))) d.hardware[name] = *v;
+    }
+    const std::string host = dir + "/stats/memory_usage/host_mem";
+    for (const std::string& cat : r.List(host)) {
+      if (auto v = r.U64(absl::StrCat(host, "/", cat, "/present"))) d.host_mem[cat] = *v;
+    }
+    if (auto p = r.ReadOptional(dir + "/stats/power/utilization", sf::ParsePowerUtilization)) {
+      if (p->valid) d.power_utilization = p->avg;
+    }
+    auto cores = sf::ListNeuronCoreIndices(fs_, index);
+    if (!cores.ok()) {
+      ReportError(dir, cores.status());
+    } else {
+      for (int c : *cores) d.cores.push_back(ReadCore(r, sf::NeuronCoreDir(index, c), c));
+    }
+    inv.total_cores += d.core_count;
+    inv.devices.push_back(std::move(d));
+  }
+
+  // Instance type: explicit > DMI product name (EC2 publishes the type there) > inference.
+  if (!opts_.instance_type.empty()) {
+    inv.instance_type = opts_.instance_type;
+  } else {
+    auto dmi = fs_.ReadFile("sys/devices/virtual/dmi/id/product_name");
+    if (dmi.ok()) {
+      if (auto t = sf::ParseToken(*dmi); t.ok() && topology::FindShape(*t) != nullptr) {
+        inv.instance_type = *t;
+      }
+    }
+    if (inv.instance_type.empty() && !inv.devices.empty() && inv.devices[0].model) {
+      const topology::Family family = inv.devices[0].model->family;
+      const topology::Shape* match = nullptr;
+      int matches = 0;
+      for (const topology::Shape& s : topology::AllShapes()) {
+        if (s.family == family && s.devices == static_cast<int>(inv.devices.size())) {
+          match = &s;
+          ++matches;
+        }
+      }
+      if (matches == 1) inv.instance_type = match->instance_type;
+    }
+  }
+  inv.read_errors = read_errors_;
+  return inv;
+}
+
 absl::StatusOr<Inventory> ReadInventory(const sysfs::Fs& fs, ScanOptions opts) {
   return Scanner(fs, std::move(opts)).Scan();
 }
+
 }  // namespace neuron::inventory

@@ -91,11 +91,14 @@ class Scanner {
   absl::StatusOr<Inventory> Scan(bool rescan_pci = false);
 
   uint64_t read_errors() const { return read_errors_; }
-
- private:
-  struct Reader;  // per-scan helper counting errors
+  // The Neuron PCI functions of the last successful enumeration (bound or not).
+  const std::vector<sysfs::PciDevice>& pci() const { return pci_; }
+  // Counts one failed read; logs a warning the first time `path` fails.
   void ReportError(const std::string& path, const absl::Status& s);
 
+  struct Reader;  // per-scan helper counting errors (inventory.cc)
+
+ private:
   const sysfs::Fs& fs_;
   ScanOptions opts_;
   bool have_pci_ = false;

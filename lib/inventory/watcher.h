@@ -54,7 +54,7 @@ class Watcher {
  private:
   struct Track {  // health memory per device index
     std::map<std::string, uint64_t> last_counters;
-    absl::Time last_rise = absl::InfinitePast();
+    absl::Time last_bad = absl::InfinitePast();  // last poll that saw a fault
     bool healthy = true;
     std::string reason;
     Device last_seen;
@@ -64,8 +64,8 @@ class Watcher {
   WatcherOptions opts_;
   Scanner scanner_;  // used only from the polling thread
   std::map<int, Track> tracks_;
-  bool first_ = true;
   mutable absl::Mutex mu_;
+  bool first_ ABSL_GUARDED_BY(mu_) = true;
   Inventory current_ ABSL_GUARDED_BY(mu_);
   std::vector<std::function<void(const Inventory&)>> subscribers_ ABSL_GUARDED_BY(mu_);
 };

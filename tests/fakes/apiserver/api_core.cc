@@ -101,7 +101,11 @@ ResourcePath ApiCore::ParsePath(const std::string& path, bool* is_collection) {
 HttpResponse ApiCore::Discovery(const std::string& path) {
   std::vector<std::string> s = Segments(path);
   HttpResponse r;
-  if (s.size() == 1 && s[0] == "api") {
+  if (s.size() >= 2 && s[0] == "openapi" && s[1] == "v3") {
+    if (s.size() == 2) r.body = registry_.OpenApiV3Index();
+    if (s.size() == 4 && s[2] == "api") r.body = registry_.OpenApiV3("", s[3]);
+    if (s.size() == 5 && s[2] == "apis") r.body = registry_.OpenApiV3(s[3], s[4]);
+  } else if (s.size() == 1 && s[0] == "api") {
     r.body = registry_.ApiVersions(server_address_);
   } else if (s.size() == 2 && s[0] == "api") {
     r.body = registry_.ResourceList("", s[1]);
@@ -125,7 +129,8 @@ HttpResponse ApiCore::Handle(const HttpRequest& req) {
   try {
     const std::vector<std::string> s = Segments(req.path);
     const bool discovery = (!s.empty() && s[0] == "api" && s.size() <= 2) ||
-                           (!s.empty() && s[0] == "apis" && s.size() <= 3);
+                           (!s.empty() && s[0] == "apis" && s.size() <= 3) ||
+                           (s.size() >= 2 && s[0] == "openapi" && s[1] == "v3");
     if (discovery) {
       if (req.method != "GET") throw MakeError(405, "method not allowed");
       return Discovery(req.path);

@@ -69,6 +69,7 @@ bool FakeApiServer::Impl::Inject(const httplib::Request& req, httplib::Response&
 
 bool FakeApiServer::Impl::NonResource(const httplib::Request& req, httplib::Response& res) {
   const std::string& p = req.path;
+  res.status = 200;
   if (p == "/healthz" || p == "/readyz" || p == "/livez") {
     res.set_content("ok", "text/plain");
     return true;
@@ -86,9 +87,8 @@ bool FakeApiServer::Impl::NonResource(const httplib::Request& req, httplib::Resp
     res.set_content(v.dump(), "application/json");
     return true;
   }
-  if (absl::StartsWith(p, "/openapi/") || p == "/swagger.json") {
-    // Simplification: no OpenAPI documents. kubectl then validates nothing client-side and
-    // builds strategic merge patches from its compiled-in types.
+  if (p == "/openapi/v2" || p == "/swagger.json") {
+    // Simplification: no OpenAPI v2; /openapi/v3 is minimal (see Registry::OpenApiV3).
     res.status = 404;
     res.set_content(apiserver::MakeError(404, "the server could not find the requested resource")
                         .ToStatus()
@@ -96,6 +96,7 @@ bool FakeApiServer::Impl::NonResource(const httplib::Request& req, httplib::Resp
                     "application/json");
     return true;
   }
+  res.status = -1;
   return false;
 }
 

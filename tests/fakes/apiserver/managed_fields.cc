@@ -21,7 +21,8 @@ struct Entry {
 };
 
 void Leaves(const json& v, Path& cur, PathSet& out) {
-  if (v.is_object() && !v.empty()) {
+  if (v.is_object()) {
+    // Maps are granular: an empty map owns nothing (lists and scalars are atomic leaves).
     for (auto it = v.begin(); it != v.end(); ++it) {
       cur.push_back(it.key());
       Leaves(it.value(), cur, out);

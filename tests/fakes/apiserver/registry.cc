@@ -2,6 +2,7 @@
 #include "tests/fakes/apiserver/registry.h"
 
 #include <algorithm>
+#include <functional>
 
 #include "absl/strings/str_cat.h"
 #include "tests/fakes/apiserver/api_status.h"
@@ -202,6 +203,43 @@ json Registry::ResourceList(const std::string& group, const std::string& version
           {"apiVersion", "v1"},
           {"groupVersion", group.empty() ? version : group + "/" + version},
           {"resources", resources}};
+}
+
+json Registry::OpenApiV3(const std::string& group, const std::string& version) const {
+  json paths = json::object();
+  for (const auto& t : types_) {
+    if (t.group != group || t.version != version) continue;
+    const std::string base = group.empty() ? "/api/" + version : "/apis/" + group + "/" + version;
+    const std::string item =
+        base + (t.namespaced ? "/namespaces/{namespace}/" : "/") + t.plural + "/{name}";
+    json params = json::array();
+    for (const char* q : {"dryRun", "fieldManager", "fieldValidation", "force"}) {
+      params.push_back({{"name", q}, {"in", "query"}, {"schema", {{"type", "string"}}}});
+    }
+    paths[item] = {{"patch",
+                    {{"x-kubernetes-action", "patch"},
+                     {"x-kubernetes-group-version-kind",
+                      {{"group", group}, {"version", version}, {"kind", t.kind}}},
+                     {"parameters", params},
+                     {"responses", {{"200", {{"description", "OK"}}}}}}}};
+  }
+  if (paths.empty()) return nullptr;
+  return {{"openapi", "3.0.0"},
+          {"info", {{"title", "Kubernetes"}, {"version", "v1.32.0"}}},
+          {"paths", paths},
+          {"components", {{"schemas", json::object()}}}};
+}
+
+json Registry::OpenApiV3Index() const {
+  json paths = json::object();
+  for (const auto& t : types_) {
+    const std::string gv =
+        t.group.empty() ? "api/" + t.version : "apis/" + t.group + "/" + t.version;
+    const std::string hash =
+        std::to_string(std::hash<std::string>()(OpenApiV3(t.group, t.version).dump()));
+    paths[gv] = {{"serverRelativeURL", "/openapi/v3/" + gv + "?hash=" + hash}};
+  }
+  return {{"paths", paths}};
 }
 
 void MarkCrdEstablished(json& crd) {

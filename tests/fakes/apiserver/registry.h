@@ -53,6 +53,12 @@ class Registry {
   // null when group/version is not served.
   json ResourceList(const std::string& group, const std::string& version) const;
   json Group(const std::string& group) const;  // APIGroup, or null
+  // Minimal OpenAPI v3: the index (/openapi/v3) and, per group/version, a document holding only
+  // the PATCH operations of each resource with their GVK and the fieldValidation parameter. That
+  // is what kubectl reads to decide that the server validates fields itself (so it sends
+  // fieldValidation=Strict and needs no schemas). Simplification: no component schemas.
+  json OpenApiV3Index() const;
+  json OpenApiV3(const std::string& group, const std::string& version) const;  // null if unknown
 
  private:
   std::vector<std::string> VersionsOf(const std::string& group) const;

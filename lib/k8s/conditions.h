@@ -13,12 +13,12 @@
 namespace neuron::k8s {
 
 struct Condition {
-  std::string type;    // CamelCase or foo.example.com/CamelCase, <= 316 chars
-  std::string status;  // True | False | Unknown
+  std::string type{};    // CamelCase or foo.example.com/CamelCase, <= 316 chars
+  std::string status{};  // True | False | Unknown
   int64_t observed_generation = 0;
   absl::Time last_transition_time = absl::UnixEpoch();
-  std::string reason;   // ^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$, 1..1024
-  std::string message;  // <= 32768
+  std::string reason{};   // ^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$, 1..1024
+  std::string message{};  // <= 32768
 
   nlohmann::json ToJson() const;
   static absl::StatusOr<Condition> FromJson(const nlohmann::json& j);

@@ -15,9 +15,9 @@
 namespace neuron::k8s {
 
 struct Credentials {
-  std::string token;            // bearer token ("" = none)
-  std::string client_cert_pem;  // client certificate chain, PEM ("" = none)
-  std::string client_key_pem;   // its private key, PEM
+  std::string token{};            // bearer token ("" = none)
+  std::string client_cert_pem{};  // client certificate chain, PEM ("" = none)
+  std::string client_key_pem{};   // its private key, PEM
 };
 
 class CredentialProvider {

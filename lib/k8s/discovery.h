@@ -17,10 +17,10 @@
 namespace neuron::k8s {
 
 struct ApiResourceInfo {
-  std::string name;  // plural
-  std::string kind;
+  std::string name{};  // plural
+  std::string kind{};
   bool namespaced = false;
-  std::vector<std::string> verbs;
+  std::vector<std::string> verbs{};
 };
 
 class Discovery {

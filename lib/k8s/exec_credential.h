@@ -20,23 +20,23 @@
 namespace neuron::k8s {
 
 struct ExecConfig {
-  std::string api_version;  // client.authentication.k8s.io/v1 | v1beta1
-  std::string command;
-  std::vector<std::string> args;
-  std::vector<std::pair<std::string, std::string>> env;
-  std::string interactive_mode;  // Never | IfAvailable | Always (we never have a TTY)
+  std::string api_version{};  // client.authentication.k8s.io/v1 | v1beta1
+  std::string command{};
+  std::vector<std::string> args{};
+  std::vector<std::pair<std::string, std::string>> env{};
+  std::string interactive_mode{};  // Never | IfAvailable | Always (we never have a TTY)
   bool provide_cluster_info = false;
   // Cluster info passed in KUBERNETES_EXEC_INFO when provide_cluster_info.
-  std::string cluster_server;
-  std::string cluster_ca_pem;
+  std::string cluster_server{};
+  std::string cluster_ca_pem{};
   bool cluster_insecure = false;
 };
 
 struct ExecCredentialStatus {
-  std::string token;
-  std::string client_certificate_data;
-  std::string client_key_data;
-  std::optional<absl::Time> expiration;
+  std::string token{};
+  std::string client_certificate_data{};
+  std::string client_key_data{};
+  std::optional<absl::Time> expiration{};
 };
 
 // Parses the plugin's stdout. `want_api_version` must match its apiVersion when non-empty.

@@ -17,8 +17,8 @@ inline constexpr char kServiceAccountDir[] = "/var/run/secrets/kubernetes.io/ser
 struct InClusterOptions {
   std::string dir = kServiceAccountDir;  // tests point this at a temp dir
   // Empty = read the environment variables.
-  std::string host;
-  std::string port;
+  std::string host{};
+  std::string port{};
   Clock* clock = nullptr;  // null = Clock::Real()
 };
 

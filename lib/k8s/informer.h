@@ -59,7 +59,7 @@ class Informer : private ReflectorSink {
   ObjectPtr Prepare(nlohmann::json obj);
 
   Store store_;
-  TransformFunc transform_;
+  TransformFunc transform_{};
   Reflector reflector_;
   mutable absl::Mutex mu_;  // serialises handler calls with handler registration
   std::vector<EventHandler> handlers_ ABSL_GUARDED_BY(mu_);

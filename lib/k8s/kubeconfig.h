@@ -16,8 +16,8 @@
 namespace neuron::k8s {
 
 struct KubeconfigOptions {
-  std::string context;     // "" = current-context
-  std::string base_dir;    // for relative paths; LoadKubeconfig sets it to the file's directory
+  std::string context{};   // "" = current-context
+  std::string base_dir{};  // for relative paths; LoadKubeconfig sets it to the file's directory
   Clock* clock = nullptr;  // for token-file / exec caches; null = Clock::Real()
 };
 

@@ -27,15 +27,15 @@ struct LeaderCallbacks {
 };
 
 struct LeaderElectionConfig {
-  std::string lease_namespace;
-  std::string lease_name;
-  std::string identity;
+  std::string lease_namespace{};
+  std::string lease_name{};
+  std::string identity{};
   absl::Duration lease_duration = absl::Seconds(15);
   absl::Duration renew_deadline = absl::Seconds(10);
   absl::Duration retry_period = absl::Seconds(2);
   double jitter = 1.2;  // acquire retries wait retry_period * (1 + rand * jitter)... see .cc
   bool release_on_cancel = true;
-  LeaderCallbacks callbacks;
+  LeaderCallbacks callbacks{};
   Clock* clock = nullptr;  // null = Clock::Real()
   uint64_t seed = 0;
 };

@@ -9,9 +9,9 @@
 namespace neuron::k8s {
 
 struct ResourceRef {
-  std::string group;     // "" = core
-  std::string version;   // "v1"
-  std::string resource;  // plural, lower case: "pods"
+  std::string group{};     // "" = core
+  std::string version{};   // "v1"
+  std::string resource{};  // plural, lower case: "pods"
   bool namespaced = true;
 
   std::string GroupVersion() const;  // "v1" or "apps/v1"

@@ -20,23 +20,23 @@
 namespace neuron::k8s {
 
 struct ListOptions {
-  std::string label_selector;
-  std::string field_selector;
+  std::string label_selector{};
+  std::string field_selector{};
   int64_t limit = 0;  // 0 = server default (all)
-  std::string continue_token;
-  std::string resource_version;  // "" = most recent (quorum read)
+  std::string continue_token{};
+  std::string resource_version{};  // "" = most recent (quorum read)
 };
 
 struct ListResult {
-  std::vector<nlohmann::json> items;
-  std::string resource_version;
-  std::string continue_token;  // "" = last page
+  std::vector<nlohmann::json> items{};
+  std::string resource_version{};
+  std::string continue_token{};  // "" = last page
 };
 
 struct WatchOptions {
-  std::string label_selector;
-  std::string field_selector;
-  std::string resource_version;  // resume point
+  std::string label_selector{};
+  std::string field_selector{};
+  std::string resource_version{};  // resume point
   bool allow_bookmarks = true;
   int timeout_seconds = 0;  // 0 = none (server default)
 };
@@ -44,16 +44,16 @@ struct WatchOptions {
 enum class PatchType { kMerge, kJsonPatch, kStrategicMerge, kApply };
 
 struct PatchOptions {
-  std::string field_manager;  // required for kApply
-  bool force = false;         // kApply only
-  std::string subresource;    // e.g. "status"
+  std::string field_manager{};  // required for kApply
+  bool force = false;           // kApply only
+  std::string subresource{};    // e.g. "status"
 };
 
 struct DeleteOptions {
-  std::string propagation_policy;  // "", "Orphan", "Background", "Foreground"
-  std::string precondition_uid;
-  std::string precondition_resource_version;
-  std::optional<int64_t> grace_period_seconds;
+  std::string propagation_policy{};  // "", "Orphan", "Background", "Foreground"
+  std::string precondition_uid{};
+  std::string precondition_resource_version{};
+  std::optional<int64_t> grace_period_seconds{};
 };
 
 class RestClient {
@@ -106,8 +106,8 @@ class RestClient {
  private:
   absl::StatusOr<nlohmann::json> Call(HttpRequest req);
 
-  std::shared_ptr<Transport> transport_;
-  std::string default_namespace_;
+  std::shared_ptr<Transport> transport_{};
+  std::string default_namespace_{};
 };
 
 // Runs `fn` until it returns something other than a conflict (IsConflict), at most `attempts`

@@ -31,9 +31,9 @@ std::vector<std::string> IndexByNodeName(const nlohmann::json& pod);
 std::vector<std::string> IndexByNamespace(const nlohmann::json& obj);
 
 struct StoreDeltas {
-  std::vector<ObjectPtr> added;
-  std::vector<std::pair<ObjectPtr, ObjectPtr>> updated;  // old, new
-  std::vector<ObjectPtr> deleted;
+  std::vector<ObjectPtr> added{};
+  std::vector<std::pair<ObjectPtr, ObjectPtr>> updated{};  // old, new
+  std::vector<ObjectPtr> deleted{};
 };
 
 class Store {

@@ -23,18 +23,18 @@
 namespace neuron::k8s {
 
 struct HttpRequest {
-  std::string method;  // GET POST PUT PATCH DELETE
-  std::string path;    // path + "?query", already escaped
-  std::string body;
-  std::string content_type;  // for bodies
-  std::vector<std::pair<std::string, std::string>> headers;
+  std::string method{};  // GET POST PUT PATCH DELETE
+  std::string path{};    // path + "?query", already escaped
+  std::string body{};
+  std::string content_type{};  // for bodies
+  std::vector<std::pair<std::string, std::string>> headers{};
 };
 
 struct HttpResponse {
   int status = 0;
-  std::string body;
-  std::string retry_after;  // Retry-After header, if any
-  std::string content_type;
+  std::string body{};
+  std::string retry_after{};  // Retry-After header, if any
+  std::string content_type{};
 };
 
 // Lets another thread abort a streaming request promptly (closes its connection).
@@ -96,7 +96,7 @@ class RetryingTransport final : public Transport {
                                       StreamCanceller* cancel) override;
 
  private:
-  std::shared_ptr<Transport> inner_;
+  std::shared_ptr<Transport> inner_{};
   RetryOptions opts_;
   absl::Mutex mu_;
   uint64_t seed_ ABSL_GUARDED_BY(mu_) = 0x51ed270b27a3f1c5ULL;

@@ -21,7 +21,7 @@ const char* WatchEventTypeName(WatchEventType t);
 
 struct WatchEvent {
   WatchEventType type = WatchEventType::kAdded;
-  nlohmann::json object;
+  nlohmann::json object{};
 };
 
 class WatchDecoder {
@@ -39,7 +39,7 @@ class WatchDecoder {
   absl::Status DecodeLine(absl::string_view line, std::vector<WatchEvent>& out);
 
   size_t max_event_bytes_;
-  std::string buf_;
+  std::string buf_{};
   size_t pos_ = 0;  // start of the unconsumed part of buf_
   absl::Status error_;
 };

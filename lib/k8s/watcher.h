@@ -21,8 +21,8 @@
 namespace neuron::k8s {
 
 struct ReflectorOptions {
-  std::string label_selector;
-  std::string field_selector;
+  std::string label_selector{};
+  std::string field_selector{};
   int64_t page_size = 500;
   absl::Duration min_watch_timeout = absl::Minutes(5);
   absl::Duration max_watch_timeout = absl::Minutes(10);

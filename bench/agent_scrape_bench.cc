@@ -74,13 +74,18 @@ int main(int argc, char** argv) {
   auto pct = [&](double p) { return ms[static_cast<size_t>(p * (ms.size() - 1))]; };
   const long rss = ProcStatusKiB(pid, "VmRSS");
   const long hwm = ProcStatusKiB(pid, "VmHWM");
+  const long anon = ProcStatusKiB(pid, "RssAnon");
+  const long file = ProcStatusKiB(pid, "RssFile");
   size_t samples = 0;
   for (size_t i = 0; i < first.body.size(); ++i) {
     if ((i == 0 || first.body[i - 1] == '\n') && first.body[i] != '#') ++samples;
   }
-  std::printf("agent scrape (%s, %zu samples, %zu bytes, %d scrapes): p50 %.3f ms  p99 %.3f ms  max %.3f ms\n",
-              shape.c_str(), samples, first.body.size(), scrapes, pct(0.50), pct(0.99), ms.back());
-  std::printf("agent memory: VmRSS %.1f MiB  VmHWM %.1f MiB\n", rss / 1024.0, hwm / 1024.0);
+  std::printf(
+      "agent scrape (%s, %zu samples, %zu bytes, %d scrapes): p50 %.3f ms  p99 %.3f ms  max %.3f "
+      "ms\n",
+      shape.c_str(), samples, first.body.size(), scrapes, pct(0.50), pct(0.99), ms.back());
+  std::printf("agent memory: VmRSS %.1f MiB (anon %.1f, file %.1f)  VmHWM %.1f MiB\n", rss / 1024.0,
+              anon / 1024.0, file / 1024.0, hwm / 1024.0);
   agent.Terminate();
   std::filesystem::remove_all(dir);
   return 0;

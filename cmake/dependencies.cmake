@@ -1,6 +1,7 @@
 # Every dependency comes from Debian bookworm packages (scripts/setup-deps.sh installs them).
 find_package(PkgConfig REQUIRED)
 find_package(Threads REQUIRED)
+find_package(ZLIB REQUIRED)
 find_package(absl REQUIRED)
 find_package(spdlog REQUIRED)
 find_package(nlohmann_json REQUIRED)

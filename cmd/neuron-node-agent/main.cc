@@ -1,4 +1,6 @@
 // neuron-node-agent: Neuron device inventory, Prometheus metrics and NFD labels for one node.
+#include <malloc.h>
+
 #include <cstdio>
 
 #include "lib/agent/app.h"
@@ -11,6 +13,9 @@
 
 int main(int argc, char** argv) {
   absl::Notification& shutdown = neuron::ShutdownOnSignals();  // before any thread starts
+  // One malloc arena: the agent is low-concurrency, and per-thread arenas holding freed
+  // /metrics pages would otherwise double its resident memory (see bench/README.md).
+  mallopt(M_ARENA_MAX, 1);
   neuron::agent::AgentOptions opts;
   opts.listen = "0.0.0.0:" + neuron::EnvOr("PORT", "8000");
   std::string log_level = "info";

@@ -9,6 +9,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "lib/httpserver/gzip.h"
 #include "spdlog/spdlog.h"
 
 namespace neuron::httpserver {
@@ -59,6 +60,15 @@ absl::StatusOr<std::pair<std::string, int>> ParseListenAddress(const std::string
   return std::make_pair(host, port);
 }
 
+namespace {
+// Where the pre-routing handler parks Accept-Encoding; no client can send a name with ':'.
+constexpr char kAcceptEncodingKey[] = ":accept-encoding";
+
+bool Compressible(const std::string& content_type) {
+  return content_type.rfind("text/", 0) == 0 || content_type.rfind("application/json", 0) == 0;
+}
+}  // namespace
+
 struct HttpServer::Impl {
   ServerOptions options;
   httplib::Server server;
@@ -79,6 +89,20 @@ HttpServer::HttpServer(ServerOptions options) : impl_(std::make_unique<Impl>()) 
   });
   impl_->server.set_read_timeout(options.read_timeout_seconds, 0);
   impl_->server.set_write_timeout(options.write_timeout_seconds, 0);
+  // httplib compresses responses itself, preferring brotli when offered, on every request. We
+  // hide Accept-Encoding from it (so it never compresses) and keep the value for our adapter,
+  // which gzips at level 1 or serves a handler's cached gzip body. The request object is
+  // httplib's own non-const local, so editing its headers here is well-defined.
+  impl_->server.set_pre_routing_handler([](const httplib::Request& req, httplib::Response&) {
+    auto& headers = const_cast<httplib::Request&>(req).headers;
+    auto it = headers.find("Accept-Encoding");
+    if (it != headers.end()) {
+      std::string value = it->second;
+      headers.erase(it);
+      headers.emplace(kAcceptEncodingKey, std::move(value));
+    }
+    return httplib::Server::HandlerResponse::Unhandled;
+  });
   // A throwing handler must never take the process down: answer 500 and log it.
   impl_->server.set_exception_handler(
       [](const httplib::Request& req, httplib::Response& res, std::exception_ptr ep) {
@@ -98,17 +122,37 @@ HttpServer::HttpServer(ServerOptions options) : impl_(std::make_unique<Impl>()) 
 HttpServer::~HttpServer() { Stop(); }
 
 void HttpServer::Handle(const std::string& method, const std::string& path, Handler handler) {
-  auto adapt = [handler = std::move(handler)](const httplib::Request& in, httplib::Response& out) {
+  const size_t gzip_min = impl_->options.gzip_min_bytes;
+  auto adapt = [handler = std::move(handler), gzip_min](const httplib::Request& in,
+                                                        httplib::Response& out) {
     Request req;
     req.method = in.method;
     req.path = in.path;
     req.query.insert(in.params.begin(), in.params.end());
-    req.headers.insert(in.headers.begin(), in.headers.end());
+    std::string accept_encoding;
+    for (const auto& [key, value] : in.headers) {
+      if (key == kAcceptEncodingKey) {
+        accept_encoding = value;
+        req.headers.emplace("Accept-Encoding", value);
+      } else {
+        req.headers.emplace(key, value);
+      }
+    }
     req.body = in.body;
     Response res = handler(req);
     out.status = res.status;
     for (const auto& [key, value] : res.headers) out.set_header(key, value);
-    out.set_content(std::move(res.body), res.content_type);
+    const bool gzip = AcceptsGzip(accept_encoding);
+    if (gzip && res.gzip_body) {
+      out.set_header("Content-Encoding", "gzip");
+      out.set_content(*res.gzip_body, res.content_type);
+    } else if (gzip && res.body.size() >= gzip_min && Compressible(res.content_type)) {
+      out.set_header("Content-Encoding", "gzip");
+      out.set_content(GzipCompress(res.body), res.content_type);
+    } else {
+      out.set_content(std::move(res.body), res.content_type);
+    }
+    if (res.gzip_body || Compressible(res.content_type)) out.set_header("Vary", "Accept-Encoding");
   };
   // httplib routes are regular expressions: escape the path so it matches literally.
   std::string pattern;

@@ -31,6 +31,9 @@ struct Response {
   std::string content_type = "text/plain; charset=utf-8";
   std::string body;
   std::map<std::string, std::string> headers;
+  // Optional: `body` already gzip-compressed (e.g. cached by the handler). Sent instead of
+  // compressing `body` when the client accepts gzip.
+  std::shared_ptr<const std::string> gzip_body;
 
   static Response Text(int status, std::string body);
   static Response Json(int status, std::string body);
@@ -40,6 +43,8 @@ using Handler = std::function<Response(const Request&)>;
 
 struct ServerOptions {
   int threads = 4;
+  // Bodies at least this large are gzip-compressed for clients that accept gzip.
+  size_t gzip_min_bytes = 4096;
   size_t max_body_bytes = 8 << 20;  // larger requests get 413
   int read_timeout_seconds = 10;
   int write_timeout_seconds = 10;

@@ -1,8 +1,11 @@
 #include "lib/httpserver/http_server.h"
 
+#include <zlib.h>
+
 #include <stdexcept>
 
 #include "catch2/catch.hpp"
+#include "lib/httpserver/gzip.h"
 #include "tests/testing/http_get.h"
 
 namespace neuron::httpserver {
@@ -92,6 +95,83 @@ TEST_CASE("health endpoints follow readiness", "[httpserver]") {
   CHECK(HttpGet(server.port(), "/readyz").status == 503);
   ready = true;
   CHECK(HttpGet(server.port(), "/readyz").status == 200);
+}
+
+}  // namespace
+}  // namespace neuron::httpserver
+
+namespace neuron::httpserver {
+namespace {
+
+std::string Gunzip(const std::string& in) {
+  z_stream zs{};
+  inflateInit2(&zs, 15 + 16);
+  std::string out;
+  char buf[16384];
+  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
+  zs.avail_in = static_cast<uInt>(in.size());
+  int rc = Z_OK;
+  while (rc == Z_OK) {
+    zs.next_out = reinterpret_cast<Bytef*>(buf);
+    zs.avail_out = sizeof(buf);
+    rc = inflate(&zs, Z_NO_FLUSH);
+    out.append(buf, sizeof(buf) - zs.avail_out);
+  }
+  inflateEnd(&zs);
+  return rc == Z_STREAM_END ? out : "<corrupt>";
+}
+
+TEST_CASE("AcceptsGzip reads Accept-Encoding tokens and q=0", "[httpserver]") {
+  CHECK(AcceptsGzip("gzip"));
+  CHECK(AcceptsGzip("br, gzip;q=0.5, deflate"));
+  CHECK(AcceptsGzip("GZIP"));
+  CHECK(AcceptsGzip("*"));
+  CHECK_FALSE(AcceptsGzip(""));
+  CHECK_FALSE(AcceptsGzip("br"));
+  CHECK_FALSE(AcceptsGzip("gzip;q=0"));
+  CHECK_FALSE(AcceptsGzip("identity, gzip ; q=0.0"));
+  CHECK_FALSE(AcceptsGzip("gzipper"));
+}
+
+TEST_CASE("GzipCompress round-trips", "[httpserver]") {
+  std::string text;
+  for (int i = 0; i < 5000; ++i)
+    text += "neuron_core_flops_total{device=\"" + std::to_string(i) + "\"} 1\n";
+  const std::string gz = GzipCompress(text);
+  CHECK(gz.size() < text.size() / 4);
+  CHECK(Gunzip(gz) == text);
+  CHECK(Gunzip(GzipCompress("")).empty());
+}
+
+TEST_CASE("large responses are gzipped for gzip clients only, never brotli", "[httpserver]") {
+  const std::string big(20000, 'a');
+  HttpServer server;
+  server.Handle("GET", "/big", [&](const Request&) { return Response::Text(200, big); });
+  server.Handle("GET", "/small", [](const Request&) { return Response::Text(200, "tiny"); });
+  server.Handle("GET", "/cached", [&](const Request& r) {
+    Response res = Response::Text(200, big);
+    res.gzip_body = std::make_shared<const std::string>(GzipCompress(big));
+    res.headers["X-Saw-Accept-Encoding"] = r.Header("Accept-Encoding");
+    return res;
+  });
+  REQUIRE(server.Start("127.0.0.1:0").ok());
+  auto gz = testing::HttpGetRaw(server.port(), "/big", {{"Accept-Encoding", "gzip"}});
+  CHECK(gz.content_encoding == "gzip");
+  CHECK(Gunzip(gz.body) == big);
+  auto br = testing::HttpGetRaw(server.port(), "/big", {{"Accept-Encoding", "br"}});
+  CHECK(br.content_encoding.empty());
+  CHECK(br.body == big);
+  auto both = testing::HttpGetRaw(server.port(), "/big", {{"Accept-Encoding", "br, gzip"}});
+  CHECK(both.content_encoding == "gzip");
+  auto small = testing::HttpGetRaw(server.port(), "/small", {{"Accept-Encoding", "gzip"}});
+  CHECK(small.content_encoding.empty());
+  CHECK(small.body == "tiny");
+  auto cached = testing::HttpGetRaw(server.port(), "/cached", {{"Accept-Encoding", "gzip"}});
+  CHECK(cached.content_encoding == "gzip");
+  CHECK(Gunzip(cached.body) == big);
+  auto plain = testing::HttpGetRaw(server.port(), "/cached", {});
+  CHECK(plain.content_encoding.empty());
+  CHECK(plain.body == big);
 }
 
 }  // namespace

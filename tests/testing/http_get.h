@@ -11,7 +11,12 @@ struct HttpResult {
   int status = -1;  // -1: connection failed
   std::string body;
   std::string content_type;
+  std::string content_encoding;
 };
+
+// GET with extra request headers; the body is returned exactly as sent (not decompressed).
+HttpResult HttpGetRaw(int port, const std::string& path,
+                      const std::multimap<std::string, std::string>& headers);
 
 HttpResult HttpGet(int port, const std::string& path);
 HttpResult HttpPost(int port, const std::string& path, const std::string& body,

@@ -1,0 +1,119 @@
+// File: lib/deviceplugin/app.cc
+#include "lib/deviceplugin/app.h"
+
+#include <spdlog/spdlog.h>
+
+#include <filesystem>
+#include <memory>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "lib/base/clock.h"
+#include "lib/deviceplugin/handshake.h"
+#include "lib/deviceplugin/inventory_source.h"
+#include "lib/deviceplugin/k8s_pod_directory.h"
+#include "lib/deviceplugin/plugin_manager.h"
+#include "lib/inventory/emulation.h"
+#include "lib/sysfs/fs.h"
+
+namespace neuron::deviceplugin {
+
+absl::Status App::Run(absl::Notification& stop) {
+  std::string root = opts_.host_root;
+  if (!opts_.emulate.empty()) {
+    absl::StatusOr<std::string> r = inventory::PrepareEmulation(opts_.emulate, opts_.emulate_dir);
+    if (!r.ok()) return r.status();
+    root = *r;
+    spdlog::info("emulating instance_type={} root={}", opts_.emulate, root);
+  }
+  std::unique_ptr<sysfs::Fs> fs = sysfs::MakeRootedFs(root);
+  inventory::WatcherOptions wopts;
+  wopts.interval = opts_.poll_interval;
+  wopts.scan.node_name = opts_.node_name;
+  wopts.scan.instance_type = opts_.emulate;
+  inventory::Watcher watcher(*fs, Clock::Real(), wopts);
+  watcher.Poll();
+  InventorySource source(watcher);
+  spdlog::info("inventory devices={} cores={} instance_type={}", watcher.Current().devices.size(),
+               watcher.Current().total_cores, watcher.Current().instance_type);
+
+  // Pod handshake (optional).
+  absl::StatusOr<std::shared_ptr<k8s::RestClient>> api = MakeApiClient(opts_.kubeconfig);
+  if (!api.ok()) return api.status();
+  std::unique_ptr<K8sPodDirectory> pods;
+  std::unique_ptr<Handshake> handshake;
+  if (*api != nullptr) {
+    if (opts_.node_name.empty()) {
+      return absl::InvalidArgumentError("--node-name (or NODE_NAME) is required with API access");
+    }
+    pods = std::make_unique<K8sPodDirectory>(*api, opts_.node_name);
+    const std::string socket = opts_.pod_resources_socket;
+    handshake = std::make_unique<Handshake>(*pods, [socket] { return ListPodHoldings(socket); });
+  }
+  absl::Mutex hs_mu;
+  absl::Time hs_due = absl::InfiniteFuture();
+  auto on_allocated = [&] {
+    absl::MutexLock lock(&hs_mu);
+    // The kubelet records the devices after Allocate returns: look a moment later.
+    hs_due = std::min(hs_due, absl::Now() + absl::Milliseconds(500));
+  };
+
+  // Endpoints, one per resource.
+  AllocatorOptions aopts;
+  aopts.host_root = root;
+  aopts.numbering = opts_.numbering;
+  std::vector<std::unique_ptr<Allocator>> allocators;
+  std::vector<std::unique_ptr<PluginServer>> servers;
+  std::vector<PluginServer*> raw;
+  for (ResourceKind kind : opts_.resources) {
+    allocators.push_back(std::make_unique<Allocator>(kind, aopts));
+    const std::string socket =
+        (std::filesystem::path(opts_.plugin_dir) / absl::StrCat("aws-", ShortName(kind), ".sock"))
+            .string();
+    servers.push_back(std::make_unique<PluginServer>(*allocators.back(), source, handshake.get(),
+                                                     socket, on_allocated));
+    raw.push_back(servers.back().get());
+  }
+  source.Subscribe([&raw] {
+    for (PluginServer* s : raw) s->NotifyChanged();
+  });
+
+  std::thread poller([&] {
+    while (!stop.WaitForNotificationWithTimeout(opts_.poll_interval)) watcher.Poll();
+  });
+  std::thread handshaker;
+  if (handshake) {
+    handshaker = std::thread([&] {
+      absl::Time next = absl::Now();
+      while (!stop.HasBeenNotified()) {
+        bool due = absl::Now() >= next;
+        {
+          absl::MutexLock lock(&hs_mu);
+          if (absl::Now() >= hs_due) {
+            due = true;
+            hs_due = absl::InfiniteFuture();
+          }
+        }
+        if (due) {
+          if (absl::Status s = handshake->Reconcile(); !s.ok()) {
+            spdlog::warn("pod handshake failed error=\"{}\"", std::string(s.message()));
+          }
+          next = absl::Now() + opts_.handshake_interval;
+        }
+        stop.WaitForNotificationWithTimeout(absl::Milliseconds(100));
+      }
+    });
+  }
+
+  ManagerOptions mopts;
+  mopts.plugin_dir = opts_.plugin_dir;
+  PluginManager manager(raw, mopts);
+  absl::Status status = manager.Run(stop);
+  if (!status.ok()) stop.Notify();
+  poller.join();
+  if (handshaker.joinable()) handshaker.join();
+  spdlog::info("device plugin stopped");
+  return status;
+}
+
+}  // namespace neuron::deviceplugin

@@ -1,0 +1,41 @@
+// File: lib/deviceplugin/app.h
+// What neuron-device-plugin runs: inventory watcher (real or emulated host), one endpoint per
+// resource, the kubelet lifecycle manager and, with API access, the pod handshake.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/synchronization/notification.h"
+#include "absl/time/time.h"
+#include "lib/deviceplugin/allocator.h"
+#include "lib/deviceplugin/ids.h"
+
+namespace neuron::deviceplugin {
+
+struct AppOptions {
+  std::string plugin_dir = "/var/lib/kubelet/device-plugins";
+  std::string host_root = "/";
+  std::string emulate;      // instance type; "" = real hardware under host_root
+  std::string emulate_dir;  // where to write the emulated tree ("" = a new temp dir)
+  std::string node_name;
+  std::string kubeconfig;  // "" = in-cluster if available, else no API access
+  std::string pod_resources_socket = "/var/lib/kubelet/pod-resources/kubelet.sock";
+  std::vector<ResourceKind> resources = {ResourceKind::kDevice, ResourceKind::kCore};
+  CoreNumbering numbering = CoreNumbering::kContainer;
+  absl::Duration poll_interval = absl::Seconds(5);
+  absl::Duration handshake_interval = absl::Seconds(10);
+};
+
+class App {
+ public:
+  explicit App(AppOptions opts) : opts_(std::move(opts)) {}
+  // Runs until `stop`; returns an error only for startup failures.
+  absl::Status Run(absl::Notification& stop);
+
+ private:
+  AppOptions opts_;
+};
+
+}  // namespace neuron::deviceplugin

@@ -1,0 +1,32 @@
+// File: lib/deviceplugin/k8s_pod_directory.h
+// PodDirectory over the Kubernetes API (lib/k8s): pods of this node by field selector
+// spec.nodeName, annotations changed by JSON merge patch of only the given keys.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "lib/deviceplugin/handshake.h"
+#include "lib/k8s/rest_client.h"
+
+namespace neuron::deviceplugin {
+
+class K8sPodDirectory final : public PodDirectory {
+ public:
+  K8sPodDirectory(std::shared_ptr<k8s::RestClient> client, std::string node_name)
+      : client_(std::move(client)), node_name_(std::move(node_name)) {}
+
+  absl::StatusOr<std::vector<PodAnnotations>> ListNodePods() override;
+  absl::Status PatchAnnotations(const std::string& ns, const std::string& name,
+                                const std::map<std::string, std::string>& set) override;
+
+ private:
+  std::shared_ptr<k8s::RestClient> client_;
+  std::string node_name_;
+};
+
+// A RestClient from --kubeconfig when given, else in-cluster config; nullptr (no API access)
+// when neither is available. A kubeconfig that fails to load is an error.
+absl::StatusOr<std::shared_ptr<k8s::RestClient>> MakeApiClient(const std::string& kubeconfig);
+
+}  // namespace neuron::deviceplugin

@@ -1,0 +1,109 @@
+// File: tests/deviceplugin/handshake_test.cc
+// Pod handshake: planning (pure), the pending-choice hint, and a full pass over the fake
+// kubelet's PodResources socket with a recording PodDirectory.
+#include "lib/deviceplugin/handshake.h"
+
+#include "catch2/catch.hpp"
+#include "tests/fakes/kubelet/fake_kubelet.h"
+
+namespace neuron::deviceplugin {
+namespace {
+
+class RecordingPods final : public PodDirectory {
+ public:
+  std::vector<PodAnnotations> pods;
+  std::vector<AnnotationPatch> patches;
+  absl::StatusOr<std::vector<PodAnnotations>> ListNodePods() override { return pods; }
+  absl::Status PatchAnnotations(const std::string& ns, const std::string& name,
+                                const std::map<std::string, std::string>& set) override {
+    patches.push_back({ns, name, set});
+    for (auto& p : pods) {
+      if (p.ns == ns && p.name == name) {
+        for (const auto& [k, v] : set) p.annotations[k] = v;
+      }
+    }
+    return absl::OkStatus();
+  }
+};
+
+PodAnnotations Bound(const std::string& name, const std::string& ids, const std::string& type,
+                     const std::string& time) {
+  return {"ml",
+          name,
+          {{kAnnotationIds, ids},
+           {kAnnotationType, type},
+           {kAnnotationAllocated, "false"},
+           {kAnnotationAllocTime, time},
+           {"team", "infra"}}};
+}
+
+TEST_CASE("PlanHandshake patches only what differs", "[handshake]") {
+  std::vector<PodAnnotations> pods = {Bound("a", "0,1", "neuroncore", "10"),
+                                      Bound("b", "4", "neuron", "20")};
+  std::vector<PodHoldings> held = {{"ml", "a", {{ResourceKind::kCore, {3, 2}}}},
+                                   {"ml", "b", {{ResourceKind::kDevice, {4}}}},
+                                   {"ml", "ghost", {{ResourceKind::kDevice, {1}}}}};
+  auto plan = PlanHandshake(held, pods);
+  REQUIRE(plan.size() == 2);
+  CHECK(plan[0].name == "a");
+  CHECK(plan[0].set == std::map<std::string, std::string>{{kAnnotationIds, "2,3"},
+                                                          {kAnnotationAllocated, "true"}});
+  CHECK(plan[1].set == std::map<std::string, std::string>{{kAnnotationAllocated, "true"}});
+  // Already in agreement: nothing to do.
+  pods[1].annotations[kAnnotationAllocated] = "true";
+  CHECK(PlanHandshake({held[1]}, pods).empty());
+}
+
+TEST_CASE("PendingChoice picks the oldest matching pod", "[handshake]") {
+  std::vector<PodAnnotations> pods = {
+      Bound("new", "4,5", "neuroncore", "200"), Bound("old", "6,7", "neuroncore", "100"),
+      Bound("dev", "1,2", "neuron", "50"), Bound("junk", "x", "neuroncore", "1")};
+  pods.push_back(Bound("done", "0,1", "neuroncore", "10"));
+  pods.back().annotations[kAnnotationAllocated] = "true";
+  CHECK(PendingChoice(pods, ResourceKind::kCore, 2) == std::vector<int>{6, 7});
+  CHECK(PendingChoice(pods, ResourceKind::kDevice, 2) == std::vector<int>{1, 2});
+  CHECK_FALSE(PendingChoice(pods, ResourceKind::kCore, 3).has_value());
+}
+
+TEST_CASE("Handshake pass over a real PodResources socket", "[handshake][integration]") {
+  fakes::FakeKubelet kubelet;
+  REQUIRE(kubelet.StartPodResources().ok());
+  v1::ListPodResourcesResponse resp;
+  auto* pod = resp.add_pod_resources();
+  pod->set_namespace_("ml");
+  pod->set_name("train");
+  auto* c = pod->add_containers();
+  c->set_name("main");
+  auto* d = c->add_devices();
+  d->set_resource_name("aws.amazon.com/neuroncore");
+  d->add_device_ids("9");
+  d->add_device_ids("8");
+  auto* other = c->add_devices();
+  other->set_resource_name("vendor.com/gpu");
+  other->add_device_ids("GPU-1");
+  kubelet.SetPodResources(resp);
+
+  auto held = ListPodHoldings(kubelet.pod_resources_socket());
+  REQUIRE(held.ok());
+  REQUIRE(held->size() == 1);
+  CHECK(held->at(0).ids.at(ResourceKind::kCore) == std::vector<int>{9, 8});
+
+  RecordingPods pods;
+  pods.pods = {Bound("train", "8,9", "neuroncore", "5")};
+  const std::string socket = kubelet.pod_resources_socket();
+  Handshake hs(pods, [socket] { return ListPodHoldings(socket); });
+  CHECK(hs.HintFor(ResourceKind::kCore, 2) == std::vector<int>{8, 9});
+  REQUIRE(hs.Reconcile().ok());
+  REQUIRE(pods.patches.size() == 1);
+  CHECK(pods.patches[0].set == std::map<std::string, std::string>{{kAnnotationAllocated, "true"}});
+  CHECK(pods.pods[0].annotations.at("team") == "infra");        // other keys untouched
+  CHECK_FALSE(hs.HintFor(ResourceKind::kCore, 2).has_value());  // no longer pending
+  REQUIRE(hs.Reconcile().ok());
+  CHECK(hs.patches_applied() == 1);  // idempotent
+  CHECK(kubelet.pod_resources_list_calls() == 3);
+
+  CHECK_FALSE(ListPodHoldings(kubelet.dir() + "/nope.sock").ok());
+}
+
+}  // namespace
+}  // namespace neuron::deviceplugin

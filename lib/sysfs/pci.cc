@@ -10,10 +10,12 @@
 //     so no C++ destructor is bypassed; everything C++ lives outside the guarded function;
 //   * the guarded function's locals that change after setjmp are `volatile` or not read after
 //     the jump;
-//   * after a jump pci_cleanup() still frees the access and every linked device. What libpci
-//     itself leaks on that path (an opendir() in sysfs_scan, a fopen() in sysfs_get_resources,
-//     an unlinked pci_dev) is small and only on error; we never ask for PCI_FILL_BASES, so the
-//     resource-file path is not taken.
+//   * after a jump pci_cleanup() still frees the access and every linked device. libpci leaks
+//     on two error paths: sysfs_scan (its DIR and an unlinked pci_dev when an entry name does
+//     not parse) and sysfs_get_resources (a FILE on a syntax error). We check entry names
+//     ourselves before libpci runs (LibpciAcceptsName) and never ask for PCI_FILL_BASES, so
+//     neither path is taken; the remaining error paths (a mandatory file missing, e.g. a device
+//     vanishing mid-scan) leak nothing.
 #include "lib/sysfs/pci.h"
 
 #include <csetjmp>
@@ -111,6 +113,18 @@ int ScanWithLibpci(const char* sysfs_path, int vendor_filter, RawDevice* out, in
   return count;
 }
 
+// The same acceptance rule as libpci's sysfs_scan ("%x:%x:%x.%d", domain <= 0x7fffffff), checked
+// before libpci runs: sysfs_scan reports a bad name through `error` while its opendir() is
+// still open, so letting libpci find it would leak a DIR (and an fd) on every retry.
+bool LibpciAcceptsName(const std::string& name) {
+  if (name.empty() || name[0] == '.') return true;  // skipped by libpci
+  unsigned dom = 0, bus = 0, dev = 0;
+  int func = 0;
+  char tail = 0;
+  const int n = std::sscanf(name.c_str(), "%x:%x:%x.%d%c", &dom, &bus, &dev, &func, &tail);
+  return n == 4 && dom <= 0x7fffffff;
+}
+
 }  // namespace
 
 std::string FormatPciAddress(int domain, int bus, int slot, int func) {
@@ -124,6 +138,14 @@ absl::StatusOr<std::vector<PciDevice>> ListPciDevices(const Fs& fs, const PciFil
     return absl::NotFoundError(absl::StrCat("no PCI bus at ", sysfs_path, "/devices"));
   }
   if (sysfs_path.size() >= 900) return absl::InvalidArgumentError("host root path too long");
+  auto names = fs.ListDir("sys/bus/pci/devices");
+  if (!names.ok()) return names.status();
+  for (const std::string& name : *names) {
+    if (!LibpciAcceptsName(name)) {
+      return absl::UnavailableError(
+          absl::StrCat("unparsable PCI entry ", sysfs_path, "/devices/", name));
+    }
+  }
 
   std::vector<RawDevice> raw(64);
   int n = 0;

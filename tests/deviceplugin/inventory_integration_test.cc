@@ -48,11 +48,10 @@ struct EmulatedNode {
 };
 
 TEST_CASE("Snapshot from an emulated inventory matches the shape", "[integration]") {
-  EmulatedNode node("trn2.48xlarge");
+  EmulatedNode node("trn2.3xlarge");
   NodeSnapshot snap = SnapshotFromInventory(node.watcher->Current());
-  CHECK(snap.devices.size() == 16);
+  CHECK(snap.devices.size() == 1);
   CHECK(snap.cores_per_device() == 4);  // LNC=2 default
-  CHECK(snap.topology.link_kind == topology::LinkKind::kTorus2D);
   for (const auto& d : snap.devices) CHECK(d.healthy);
 }
 

@@ -59,31 +59,36 @@ int main(int argc, char** argv) {
     return 1;
   }
   const auto first = neuron::testing::HttpGet(port, "/metrics");
-  std::vector<double> ms;
-  ms.reserve(static_cast<size_t>(scrapes));
-  for (int i = 0; i < scrapes; ++i) {
-    const absl::Time start = absl::Now();
-    const auto r = neuron::testing::HttpGet(port, "/metrics");
-    ms.push_back(absl::ToDoubleMilliseconds(absl::Now() - start));
-    if (r.status != 200) {
-      std::fprintf(stderr, "scrape %d failed: %d\n", i, r.status);
-      return 1;
-    }
-  }
-  std::sort(ms.begin(), ms.end());
-  auto pct = [&](double p) { return ms[static_cast<size_t>(p * (ms.size() - 1))]; };
-  const long rss = ProcStatusKiB(pid, "VmRSS");
-  const long hwm = ProcStatusKiB(pid, "VmHWM");
-  const long anon = ProcStatusKiB(pid, "RssAnon");
-  const long file = ProcStatusKiB(pid, "RssFile");
   size_t samples = 0;
   for (size_t i = 0; i < first.body.size(); ++i) {
     if ((i == 0 || first.body[i - 1] == '\n') && first.body[i] != '#') ++samples;
   }
-  std::printf(
-      "agent scrape (%s, %zu samples, %zu bytes, %d scrapes): p50 %.3f ms  p99 %.3f ms  max %.3f "
-      "ms\n",
-      shape.c_str(), samples, first.body.size(), scrapes, pct(0.50), pct(0.99), ms.back());
+  // As Prometheus scrapes: a new connection per scrape; once plain, once with gzip.
+  for (const std::string encoding : {"identity", "gzip"}) {
+    std::vector<double> ms;
+    size_t bytes = 0;
+    ms.reserve(static_cast<size_t>(scrapes));
+    for (int i = 0; i < scrapes; ++i) {
+      const absl::Time start = absl::Now();
+      const auto r = neuron::testing::HttpGetRaw(port, "/metrics", {{"Accept-Encoding", encoding}});
+      ms.push_back(absl::ToDoubleMilliseconds(absl::Now() - start));
+      bytes = r.body.size();
+      if (r.status != 200) {
+        std::fprintf(stderr, "scrape %d failed: %d\n", i, r.status);
+        return 1;
+      }
+    }
+    std::sort(ms.begin(), ms.end());
+    auto pct = [&](double p) { return ms[static_cast<size_t>(p * (ms.size() - 1))]; };
+    std::printf(
+        "agent scrape %s (%s, %zu samples, %zu bytes sent, %d scrapes): p50 %.3f ms  "
+        "p99 %.3f ms  max %.3f ms\n",
+        encoding.c_str(), shape.c_str(), samples, bytes, scrapes, pct(0.50), pct(0.99), ms.back());
+  }
+  const long rss = ProcStatusKiB(pid, "VmRSS");
+  const long hwm = ProcStatusKiB(pid, "VmHWM");
+  const long anon = ProcStatusKiB(pid, "RssAnon");
+  const long file = ProcStatusKiB(pid, "RssFile");
   std::printf("agent memory: VmRSS %.1f MiB (anon %.1f, file %.1f)  VmHWM %.1f MiB\n", rss / 1024.0,
               anon / 1024.0, file / 1024.0, hwm / 1024.0);
   agent.Terminate();

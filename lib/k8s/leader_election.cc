@@ -66,7 +66,9 @@ bool LeaderElector::Sleep(absl::Duration d) {
   return !stop_.HasBeenNotified();
 }
 
-void LeaderElector::Stop() { stop_.Notify(); }
+void LeaderElector::Stop() {
+  if (!stop_called_.exchange(true)) stop_.Notify();
+}
 
 bool LeaderElector::TryAcquireOrRenew() {
   const absl::Time now = clock_.Now();

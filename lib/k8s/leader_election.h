@@ -69,6 +69,7 @@ class LeaderElector {
   const LeaderElectionConfig cfg_;
   Clock& clock_;
   absl::Notification stop_;
+  std::atomic<bool> stop_called_{false};
   std::atomic<bool> leader_{false};
   mutable absl::Mutex mu_;
   nlohmann::json observed_ ABSL_GUARDED_BY(mu_);      // last lease object seen

@@ -23,6 +23,7 @@ std::string Reflector::last_resource_version() const {
 }
 
 void Reflector::Stop() {
+  if (stop_called_.exchange(true)) return;
   stop_.Notify();
   canceller_.Cancel();
 }

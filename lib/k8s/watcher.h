@@ -68,6 +68,7 @@ class Reflector {
   const ReflectorOptions opts_;
   ReflectorSink& sink_;
   absl::Notification stop_;
+  std::atomic<bool> stop_called_{false};
   StreamCanceller canceller_;
   mutable absl::Mutex mu_;
   std::string rv_ ABSL_GUARDED_BY(mu_);

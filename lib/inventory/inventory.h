@@ -33,50 +33,51 @@ struct MemoryStat {
 };
 
 struct CoreStats {
-  int index = 0;                                   // core index on its device (neuron_core<M>)
-  std::map<std::string, uint64_t> status_total;    // stats/status/<counter>/total
-  std::map<std::string, uint64_t> status_present;  // stats/status/<counter>/present
-  std::map<std::string, MemoryStat> device_mem;    // stats/memory_usage/device_mem/<category>
-  std::map<std::string, uint64_t> other_info;      // stats/other_info/<name> (its total)
-  std::string arch_type;                           // info/architecture/arch_type ("NCv2")
+  int index = 0;                                        // core index on its device (neuron_core<M>)
+  std::map<std::string, uint64_t> status_total = {};    // stats/status/<counter>/total
+  std::map<std::string, uint64_t> status_present = {};  // stats/status/<counter>/present
+  std::map<std::string, MemoryStat> device_mem = {};    // stats/memory_usage/device_mem/<category>
+  std::map<std::string, uint64_t> other_info = {};      // stats/other_info/<name> (its total)
+  std::string arch_type = {};                           // info/architecture/arch_type ("NCv2")
 };
 
 struct Device {
-  int index = 0;            // N of /dev/neuronN
-  std::string pci_address;  // "0000:10:1c.0"; "" if it could not be paired
+  int index = 0;                 // N of /dev/neuronN
+  std::string pci_address = {};  // "0000:10:1c.0"; "" if it could not be paired
   uint16_t pci_device_id = 0;
-  std::optional<topology::DeviceModel> model;  // nullopt = unknown id
-  int core_count = 0;                          // driver core_count (logical cores)
-  std::vector<int> connected;                  // driver connected_devices
+  std::optional<topology::DeviceModel> model = {};  // nullopt = unknown id
+  int core_count = 0;                               // driver core_count (logical cores)
+  std::vector<int> connected = {};                  // driver connected_devices
   int numa_node = -1;
   bool healthy = true;
-  std::string unhealthy_reason;              // "" when healthy: "vanished", "driver unbound", ...
-  std::map<std::string, uint64_t> hardware;  // stats/hardware/* (mem_ecc_uncorrected, ...)
-  std::map<std::string, uint64_t> host_mem;  // stats/memory_usage/host_mem/<category> bytes
-  std::optional<double> power_utilization;   // stats/power/utilization avg, percent (valid only)
-  std::vector<CoreStats> cores;
+  std::string unhealthy_reason = {};  // "" when healthy: "vanished", "driver unbound", ...
+  std::map<std::string, uint64_t> hardware = {};  // stats/hardware/* (mem_ecc_uncorrected, ...)
+  std::map<std::string, uint64_t> host_mem = {};  // stats/memory_usage/host_mem/<category> bytes
+  std::optional<double> power_utilization =
+      {};  // stats/power/utilization avg, percent (valid only)
+  std::vector<CoreStats> cores = {};
   // Extras beyond the contract.
-  std::string driver;       // PCI driver bound ("neuron-driver"); "" unbound
-  std::string arch_type;    // info/architecture/arch_type ("NDv2")
-  std::string device_name;  // info/architecture/device_name ("Trainium1")
-  std::string serial_number;
+  std::string driver = {};       // PCI driver bound ("neuron-driver"); "" unbound
+  std::string arch_type = {};    // info/architecture/arch_type ("NDv2")
+  std::string device_name = {};  // info/architecture/device_name ("Trainium1")
+  std::string serial_number = {};
   bool present = true;  // false: kept in the snapshot only to report it unhealthy (watcher)
 };
 
 struct Inventory {
-  std::string node_name;
-  std::string instance_type;    // EC2 instance type; "" unknown (see Scanner::Scan)
-  std::vector<Device> devices;  // sorted by index
-  int total_cores = 0;          // sum of core_count
-  uint64_t read_errors = 0;     // cumulative count of failed/garbled sysfs reads
+  std::string node_name = {};
+  std::string instance_type = {};    // EC2 instance type; "" unknown (see Scanner::Scan)
+  std::vector<Device> devices = {};  // sorted by index
+  int total_cores = 0;               // sum of core_count
+  uint64_t read_errors = 0;          // cumulative count of failed/garbled sysfs reads
   // Extras beyond the contract.
-  std::string driver_instance_type;  // raw driver info/architecture/instance_type ("Trn1")
+  std::string driver_instance_type = {};  // raw driver info/architecture/instance_type ("Trn1")
 };
 
 struct ScanOptions {
-  std::string node_name;
+  std::string node_name = {};
   // Known instance type (flag/label/--emulate); wins over detection when non-empty.
-  std::string instance_type;
+  std::string instance_type = {};
 };
 
 class Scanner {

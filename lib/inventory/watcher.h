@@ -35,7 +35,7 @@ namespace neuron::inventory {
 struct WatcherOptions {
   absl::Duration interval = absl::Seconds(5);
   absl::Duration healthy_after = absl::Seconds(30);  // quiet period before unhealthy -> healthy
-  ScanOptions scan;                                  // node name, known instance type
+  ScanOptions scan = {};                             // node name, known instance type
 };
 
 class Watcher {

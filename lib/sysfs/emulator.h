@@ -33,11 +33,11 @@
 namespace neuron::sysfs {
 
 struct EmulationSpec {  // built from a topology::Shape by inventory (or by tests)
-  std::string instance_type;
+  std::string instance_type = {};
   uint16_t pci_device_id = 0;
   int devices = 0;
   int cores_per_device = 0;  // as the driver's core_count reports it
-  std::vector<std::vector<int>> links;
+  std::vector<std::vector<int>> links = {};
   int numa_nodes = 1;
 };
 

@@ -21,16 +21,16 @@
 namespace neuron::sysfs {
 
 struct PciDevice {
-  std::string address;      // "0000:10:1c.0" (domain:bus:slot.func), as named in sysfs
-  uint16_t vendor_id = 0;   // 0x1d0f for Neuron
-  uint16_t device_id = 0;   // 0x7164 ...
-  uint32_t class_code = 0;  // 24-bit class (base, sub, prog-if), e.g. 0x088000
-  int numa_node = -1;       // -1 when the kernel reports none
-  std::string driver;       // basename of the `driver` symlink ("neuron-driver"); "" = unbound
+  std::string address = {};  // "0000:10:1c.0" (domain:bus:slot.func), as named in sysfs
+  uint16_t vendor_id = 0;    // 0x1d0f for Neuron
+  uint16_t device_id = 0;    // 0x7164 ...
+  uint32_t class_code = 0;   // 24-bit class (base, sub, prog-if), e.g. 0x088000
+  int numa_node = -1;        // -1 when the kernel reports none
+  std::string driver = {};   // basename of the `driver` symlink ("neuron-driver"); "" = unbound
 };
 
 struct PciFilter {
-  std::optional<uint16_t> vendor_id;  // nullopt = every vendor
+  std::optional<uint16_t> vendor_id = std::nullopt;  // nullopt = every vendor
 };
 
 // Lists the PCI functions below <fs.root()>/sys/bus/pci that match `filter`, sorted by address.

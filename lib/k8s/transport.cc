@@ -284,6 +284,7 @@ class HttpTransport final : public Transport {
     cli->set_connection_timeout(absl::ToInt64Seconds(opts_.connect_timeout));
     cli->set_write_timeout(absl::ToInt64Seconds(opts_.read_timeout));
     cli->set_keep_alive(true);
+    cli->set_tcp_nodelay(true);
     cli->set_decompress(true);
     return cli;
   }

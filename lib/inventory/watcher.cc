@@ -27,7 +27,7 @@ auto Shape(const Inventory& inv) {
 }  // namespace
 
 Watcher::Watcher(const sysfs::Fs& fs, Clock& clock, WatcherOptions opts)
-    : clock_(clock), opts_(std::move(opts)), scanner_(fs, opts_.scan) {}
+    : clock_(clock), opts_(std::move(opts)), fs_(fs), scanner_(fs, opts_.scan) {}
 
 bool Watcher::Poll() {
   absl::StatusOr<Inventory> scanned = scanner_.Scan();
@@ -77,8 +77,10 @@ bool Watcher::Poll() {
   for (auto& [index, t] : tracks_) {
     if (seen.count(index) != 0) continue;
     const std::string& addr = t.last_seen.pci_address;
-    bool pci_present = false;
-    for (const sysfs::PciDevice& p : scanner_.pci()) pci_present |= (p.address == addr);
+    // Asked of sysfs on every poll, not of the scanner's PCI list: that list is re-read only
+    // when the set of neuronN entries changes, and a hot-unplug removes the class device and
+    // the PCI function in two steps that a poll can fall between.
+    const bool pci_present = !addr.empty() && fs_.Exists("sys/bus/pci/devices/" + addr);
     const std::string reason = !addr.empty() && pci_present ? kUnbound : kVanished;
     if (t.healthy || t.reason != reason) {
       spdlog::warn("device gone device={} pci={} reason=\"{}\"", index, addr, reason);

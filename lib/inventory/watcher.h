@@ -62,6 +62,7 @@ class Watcher {
 
   Clock& clock_;
   WatcherOptions opts_;
+  const sysfs::Fs& fs_;
   Scanner scanner_;  // used only from the polling thread
   std::map<int, Track> tracks_;
   mutable absl::Mutex mu_;

@@ -136,6 +136,20 @@ TEST_CASE("driver unbind is reported as such", "[inventory][watcher]") {
   CHECK(f.Dev(1).pci_address == sysfs::EmulatedPciAddress(1));  // mapping survives the gap
 }
 
+TEST_CASE("an unbind followed by the PCI function going is 'vanished' on the next poll",
+          "[inventory][watcher]") {
+  // Hot-unplug removes the class device and the PCI function in two steps; a poll that falls
+  // between them must not leave the device stuck as "driver unbound".
+  Fixture f;
+  REQUIRE(f.watcher->Poll());
+  REQUIRE(em::UnbindDriver(f.dir.path(), 2).ok());
+  f.watcher->Poll();
+  CHECK(f.Dev(2).unhealthy_reason == "driver unbound");
+  REQUIRE(em::RemoveDevice(f.dir.path(), 2).ok());
+  CHECK(f.watcher->Poll());
+  CHECK(f.Dev(2).unhealthy_reason == "vanished");
+}
+
 TEST_CASE("garbled files count in read_errors without health changes", "[inventory][watcher]") {
   Fixture f;
   REQUIRE(f.watcher->Poll());

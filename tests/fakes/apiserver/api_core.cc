@@ -191,6 +191,8 @@ HttpResponse ApiCore::List(const ResourcePath& rp, const HttpRequest& req) {
   }
   const std::string prefix = StorePrefix(rp.type.group, rp.type.plural, rp.ns, rp.all_namespaces);
   std::string after;
+  // Simplification: lists always serve the current state; resourceVersion/resourceVersionMatch
+  // are ignored (upstream can serve from the watch cache or an exact etcd revision).
   int64_t list_rv = store_.rv();
   if (const std::string cont = req.Param("continue"); !cont.empty()) {
     std::string raw;

@@ -121,7 +121,8 @@ void FakeApiServer::Impl::Serve(const httplib::Request& req, httplib::Response& 
     std::shared_ptr<apiserver::WatchStream> w = core.StartWatch(r, &err);
     if (w == nullptr) {
       res.status = err.status;
-      res.set_content(err.body.dump(), "application/json");
+      res.set_content(err.body.dump(-1, ' ', false, json::error_handler_t::replace),
+                      "application/json");
       spdlog::debug("watch method={} path={} status={}", req.method, req.path, res.status);
       return;
     }
@@ -142,7 +143,8 @@ void FakeApiServer::Impl::Serve(const httplib::Request& req, httplib::Response& 
   HttpResponse out = core.Handle(r);
   res.status = out.status;
   for (const auto& [k, v] : out.headers) res.set_header(k, v);
-  res.set_content(out.body.dump(), "application/json");
+  res.set_content(out.body.dump(-1, ' ', false, json::error_handler_t::replace),
+                  "application/json");
   spdlog::debug("request method={} path={} status={}", req.method, req.path, res.status);
 }
 

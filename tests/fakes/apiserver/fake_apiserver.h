@@ -50,7 +50,8 @@ class FakeApiServer {
 
   // --- extras (not in the original contract) ---
   // Stores `object` at `path` (an item path as for Get) as if created/updated by a client
-  // (bumps resourceVersion, emits a watch event). Returns the stored object or an error.
+  // (bumps resourceVersion, emits a watch event); a given .status is stored too, as a controller
+  // would write it through /status. InvalidArgument on an unknown path or invalid object.
   absl::Status Put(const std::string& path, const nlohmann::json& object);
   // Number of watch streams currently open.
   size_t OpenWatches() const;

@@ -127,7 +127,9 @@ absl::StatusOr<json> ParseJsonOrYaml(const std::string& body) {
   json j = json::parse(body, nullptr, false);
   if (!j.is_discarded()) return j;
   try {
-    return FromYaml(YAML::Load(body), 0);
+    json y = FromYaml(YAML::Load(body), 0);
+    (void)y.dump();  // throws on invalid UTF-8, which JSON bodies cannot carry either
+    return y;
   } catch (const std::exception& e) {
     return absl::InvalidArgumentError(std::string("invalid YAML/JSON body: ") + e.what());
   }

@@ -68,7 +68,7 @@ void WatchStream::Emit(const std::string& type, const json& object, std::string*
     o["kind"] = rp_.type.kind;
   }
   json ev = {{"type", type}, {"object", std::move(o)}};
-  out->append(ev.dump());
+  out->append(ev.dump(-1, ' ', false, json::error_handler_t::replace));
   out->push_back('\n');
 }
 

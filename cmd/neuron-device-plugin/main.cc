@@ -9,6 +9,7 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
+#include "absl/time/time.h"
 #include "lib/base/env.h"
 #include "lib/base/logging.h"
 #include "lib/base/signals.h"
@@ -31,6 +32,10 @@ ABSL_FLAG(std::string, resources, "neuron,neuroncore",
           "Resources to serve: neuron (devices) and/or neuroncore (cores)");
 ABSL_FLAG(std::string, visible_cores_numbering, "container",
           "NEURON_RT_VISIBLE_CORES numbering: container (0-based in the container) or host");
+ABSL_FLAG(absl::Duration, poll_interval, absl::Seconds(5),
+          "How often to rescan the devices (sysfs) for health and presence");
+ABSL_FLAG(absl::Duration, handshake_interval, absl::Seconds(10),
+          "How often to resync pod annotations with the kubelet's PodResources");
 ABSL_FLAG(std::string, log_level, "info", "trace, debug, info, warn, error, critical or off");
 
 namespace {
@@ -80,6 +85,12 @@ int main(int argc, char** argv) {
   opts.node_name = absl::GetFlag(FLAGS_node_name);
   opts.kubeconfig = absl::GetFlag(FLAGS_kubeconfig);
   opts.pod_resources_socket = absl::GetFlag(FLAGS_pod_resources_socket);
+  opts.poll_interval = absl::GetFlag(FLAGS_poll_interval);
+  opts.handshake_interval = absl::GetFlag(FLAGS_handshake_interval);
+  if (opts.poll_interval <= absl::ZeroDuration() ||
+      opts.handshake_interval <= absl::ZeroDuration()) {
+    return Fail("--poll-interval and --handshake-interval must be positive");
+  }
   auto resources = neuron::deviceplugin::ParseResourceList(absl::GetFlag(FLAGS_resources));
   if (!resources.ok()) return Fail("--resources: " + std::string(resources.status().message()));
   opts.resources = *resources;

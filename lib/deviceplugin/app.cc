@@ -13,6 +13,7 @@
 #include "lib/deviceplugin/inventory_source.h"
 #include "lib/deviceplugin/k8s_pod_directory.h"
 #include "lib/deviceplugin/plugin_manager.h"
+#include "lib/deviceplugin/pod_cache.h"
 #include "lib/inventory/emulation.h"
 #include "lib/sysfs/fs.h"
 
@@ -40,13 +41,19 @@ absl::Status App::Run(absl::Notification& stop) {
   // Pod handshake (optional).
   absl::StatusOr<std::shared_ptr<k8s::RestClient>> api = MakeApiClient(opts_.kubeconfig);
   if (!api.ok()) return api.status();
-  std::unique_ptr<K8sPodDirectory> pods;
+  std::unique_ptr<CachedPodDirectory> pods;
   std::unique_ptr<Handshake> handshake;
   if (*api != nullptr) {
     if (opts_.node_name.empty()) {
       return absl::InvalidArgumentError("--node-name (or NODE_NAME) is required with API access");
     }
-    pods = std::make_unique<K8sPodDirectory>(*api, opts_.node_name);
+    // Pods of this node, cached from a watch: hints and resyncs read memory, not the API.
+    pods = std::make_unique<CachedPodDirectory>(*api, opts_.node_name);
+    pods->Start();
+    if (!pods->WaitForSync(opts_.pod_cache_sync_timeout)) {
+      spdlog::warn("pod cache not synced yet node={} (listing from the API until it is)",
+                   opts_.node_name);
+    }
     const std::string socket = opts_.pod_resources_socket;
     handshake = std::make_unique<Handshake>(*pods, [socket] { return ListPodHoldings(socket); });
   }
@@ -112,6 +119,7 @@ absl::Status App::Run(absl::Notification& stop) {
   if (!status.ok()) stop.Notify();
   poller.join();
   if (handshaker.joinable()) handshaker.join();
+  if (pods) pods->Stop();
   spdlog::info("device plugin stopped");
   return status;
 }

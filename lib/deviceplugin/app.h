@@ -26,6 +26,7 @@ struct AppOptions {
   CoreNumbering numbering = CoreNumbering::kContainer;
   absl::Duration poll_interval = absl::Seconds(5);
   absl::Duration handshake_interval = absl::Seconds(10);
+  absl::Duration pod_cache_sync_timeout = absl::Seconds(2);  // startup wait, not fatal
 };
 
 class App {

@@ -3,6 +3,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "lib/deviceplugin/pod_cache.h"
 #include "lib/k8s/incluster.h"
 #include "lib/k8s/kubeconfig.h"
 #include "lib/k8s/resource.h"
@@ -16,17 +17,8 @@ absl::StatusOr<std::vector<PodAnnotations>> K8sPodDirectory::ListNodePods() {
   absl::StatusOr<k8s::ListResult> list = client_->ListAll(k8s::resources::kPods, "", opts);
   if (!list.ok()) return list.status();
   std::vector<PodAnnotations> out;
-  for (const nlohmann::json& pod : list->items) {
-    const nlohmann::json& meta = pod.value("metadata", nlohmann::json::object());
-    PodAnnotations p{meta.value("namespace", ""), meta.value("name", ""), {}};
-    const nlohmann::json ann = meta.value("annotations", nlohmann::json::object());
-    if (ann.is_object()) {
-      for (const auto& [k, v] : ann.items()) {
-        if (v.is_string()) p.annotations[k] = v.get<std::string>();
-      }
-    }
-    out.push_back(std::move(p));
-  }
+  out.reserve(list->items.size());
+  for (const nlohmann::json& pod : list->items) out.push_back(PodAnnotationsOf(pod));
   return out;
 }
 
@@ -35,7 +27,11 @@ absl::Status K8sPodDirectory::PatchAnnotations(const std::string& ns, const std:
   nlohmann::json ann = nlohmann::json::object();
   for (const auto& [k, v] : set) ann[k] = v;
   nlohmann::json patch = {{"metadata", {{"annotations", ann}}}};
-  return client_->Patch(k8s::resources::kPods, ns, name, k8s::PatchType::kMerge, patch).status();
+  // A merge patch carries no resourceVersion precondition, so a 409 (an apiserver-internal
+  // conflict) is safe to re-send as is. 429/5xx are retried by the transport.
+  return k8s::RetryOnConflict([&] {
+    return client_->Patch(k8s::resources::kPods, ns, name, k8s::PatchType::kMerge, patch).status();
+  });
 }
 
 absl::StatusOr<std::shared_ptr<k8s::RestClient>> MakeApiClient(const std::string& kubeconfig) {

@@ -1,0 +1,218 @@
+// File: tests/integration/device_plugin_e2e_test.cc
+// The real neuron-device-plugin binary on an emulated trn1.32xlarge (tree on tmpfs), against the
+// fake kubelet (registration, ListAndWatch, GetPreferredAllocation, Allocate, PodResources) and
+// an in-process fake kube-apiserver reached through a kubeconfig: registration of both
+// resources, device counts, the extender's hint, Allocate's device specs and env, the pod
+// handshake, an ECC fault turning a device Unhealthy, and a clean SIGTERM exit.
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "catch2/catch.hpp"
+#include "lib/sysfs/emulator.h"
+#include "nlohmann/json.hpp"
+#include "tests/fakes/apiserver/fake_apiserver.h"
+#include "tests/fakes/kubelet/fake_kubelet.h"
+#include "tests/testing/subprocess.h"
+
+namespace neuron {
+namespace {
+
+using nlohmann::json;
+using testing::BinaryPath;
+using testing::Eventually;
+using testing::Subprocess;
+
+constexpr absl::Duration kWait = absl::Seconds(30);
+constexpr char kDevices[] = "aws.amazon.com/neuron";
+constexpr char kCores[] = "aws.amazon.com/neuroncore";
+constexpr char kNode[] = "e2e-node";
+
+// A directory on tmpfs when there is one (the emulated tree has thousands of small files).
+struct TempDir {
+  TempDir() {
+    const char* base = std::filesystem::is_directory("/dev/shm") ? "/dev/shm" : "/tmp";
+    std::string t = std::string(base) + "/ndp-e2e-XXXXXX";
+    if (mkdtemp(t.data()) != nullptr) path = t;
+  }
+  ~TempDir() {
+    std::error_code ec;
+    if (!path.empty()) std::filesystem::remove_all(path, ec);
+  }
+  std::string path;
+};
+
+int Healthy(const v1beta1::ListAndWatchResponse& r) {
+  int n = 0;
+  for (const auto& d : r.devices()) n += d.health() == "Healthy";
+  return n;
+}
+
+std::string Health(const v1beta1::ListAndWatchResponse& r, const std::string& id) {
+  for (const auto& d : r.devices()) {
+    if (d.id() == id) return d.health();
+  }
+  return "";
+}
+
+void WriteKubeconfig(const std::string& path, const std::string& server) {
+  std::ofstream f(path);
+  f << "apiVersion: v1\nkind: Config\ncurrent-context: e2e\n"
+    << "clusters:\n- name: fake\n  cluster:\n    server: " << server << "\n"
+    << "users:\n- name: plugin\n  user:\n    token: e2e-token\n"
+    << "contexts:\n- name: e2e\n  context:\n    cluster: fake\n    user: plugin\n"
+    << "    namespace: default\n";
+}
+
+TEST_CASE("neuron-device-plugin binary end to end", "[e2e]") {
+  TempDir tmp;
+  REQUIRE_FALSE(tmp.path.empty());
+  const std::string emulated = tmp.path + "/host";
+
+  fakes::FakeApiServer api;
+  REQUIRE(api.Start().ok());
+  const std::string kubeconfig = tmp.path + "/kubeconfig";
+  WriteKubeconfig(kubeconfig, api.url());
+  // A pod the scheduler extender bound to this node and annotated.
+  const std::string pod_path = "/api/v1/namespaces/ml/pods/train";
+  const std::string ovn = R"({"default":{"ip_addresses":["10.128.2.17/23"]}})";
+  REQUIRE(api.Put(pod_path, {{"apiVersion", "v1"},
+                             {"kind", "Pod"},
+                             {"metadata",
+                              {{"name", "train"},
+                               {"namespace", "ml"},
+                               {"annotations",
+                                {{"AWS_NEURON_IDS", "4,5"},
+                                 {"NEURON_RESOURCE_TYPE", "neuroncore"},
+                                 {"NEURON_ALLOCATED", "false"},
+                                 {"NEURON_ALLOC_TIME", "1700000000000000000"},
+                                 {"k8s.ovn.org/pod-networks", ovn}}}}},
+                             {"spec",
+                              {{"nodeName", kNode},
+                               {"containers",
+                                {{{"name", "main"},
+                                  {"image", "trainer:1"},
+                                  {"resources", {{"limits", {{kCores, "2"}}}}}}}}}}})
+              .ok());
+
+  fakes::FakeKubelet kubelet;
+  REQUIRE(kubelet.Start().ok());
+  REQUIRE(kubelet.StartPodResources().ok());
+
+  Subprocess plugin({BinaryPath("neuron-device-plugin"), "--emulate=trn1.32xlarge",
+                     "--emulate-dir=" + emulated, "--device-plugin-dir=" + kubelet.dir(),
+                     "--kubeconfig=" + kubeconfig, "--node-name=" + std::string(kNode),
+                     "--pod-resources-socket=" + kubelet.pod_resources_socket(),
+                     "--poll-interval=200ms", "--handshake-interval=1s"},
+                    tmp.path + "/plugin.log");
+  REQUIRE(plugin.started());
+  INFO(plugin.Log());
+
+  // Registration of both resources.
+  REQUIRE(kubelet.WaitForRegistrations(2, kWait));
+  std::set<std::string> registered;
+  for (const auto& r : kubelet.registrations()) {
+    CHECK(r.version() == "v1beta1");
+    CHECK(r.options().get_preferred_allocation_available());
+    registered.insert(r.resource_name());
+  }
+  CHECK(registered == std::set<std::string>{kDevices, kCores});
+
+  // ListAndWatch: 16 devices, 32 cores, all healthy.
+  REQUIRE(kubelet.WaitForDevices(
+      kDevices, [](const auto& r) { return r.devices_size() == 16 && Healthy(r) == 16; }, kWait));
+  REQUIRE(kubelet.WaitForDevices(
+      kCores, [](const auto& r) { return r.devices_size() == 32 && Healthy(r) == 32; }, kWait));
+
+  // GetPreferredAllocation follows the extender's annotation (read from the pod cache).
+  v1beta1::PreferredAllocationRequest pref;
+  auto* pc = pref.add_container_requests();
+  for (int i = 0; i < 32; ++i) pc->add_available_deviceids(std::to_string(i));
+  pc->set_allocation_size(2);
+  std::vector<std::string> hinted;
+  REQUIRE(Eventually(
+      [&] {
+        auto resp = kubelet.GetPreferredAllocation(kCores, pref);
+        if (!resp.ok() || resp->container_responses_size() != 1) return false;
+        const auto& ids = resp->container_responses(0).deviceids();
+        hinted.assign(ids.begin(), ids.end());
+        return hinted == std::vector<std::string>{"4", "5"};
+      },
+      kWait));
+
+  // Allocate a device set: /dev/neuronN specs (host paths inside the emulated tree) and cores.
+  v1beta1::AllocateRequest dev_req;
+  auto* dev_ids = dev_req.add_container_requests();
+  for (const char* id : {"0", "1", "2", "3"}) dev_ids->add_devices_ids(id);
+  auto alloc = kubelet.Allocate(kDevices, dev_req);
+  REQUIRE(alloc.ok());
+  REQUIRE(alloc->container_responses_size() == 1);
+  const auto& cr = alloc->container_responses(0);
+  std::set<std::string> paths;
+  for (const auto& spec : cr.devices()) {
+    paths.insert(spec.container_path());
+    CHECK(spec.host_path() == emulated + spec.container_path());
+    CHECK(std::filesystem::exists(spec.host_path()));
+    CHECK(spec.permissions() == "rw");
+  }
+  CHECK(paths ==
+        std::set<std::string>{"/dev/neuron0", "/dev/neuron1", "/dev/neuron2", "/dev/neuron3"});
+  REQUIRE(cr.envs().count("NEURON_RT_VISIBLE_CORES") == 1);
+  CHECK(cr.envs().at("NEURON_RT_VISIBLE_CORES") == "0-7");  // 4 devices x 2 cores, 0-based
+
+  // The pod handshake: the kubelet reports what the pod holds; after Allocate the plugin marks
+  // the pod, touching only its own keys.
+  v1::ListPodResourcesResponse held;
+  auto* pod = held.add_pod_resources();
+  pod->set_namespace_("ml");
+  pod->set_name("train");
+  auto* c = pod->add_containers();
+  c->set_name("main");
+  auto* d = c->add_devices();
+  d->set_resource_name(kCores);
+  d->add_device_ids("5");
+  d->add_device_ids("4");
+  kubelet.SetPodResources(held);
+  v1beta1::AllocateRequest core_req;
+  core_req.add_container_requests()->add_devices_ids("4");
+  core_req.mutable_container_requests(0)->add_devices_ids("5");
+  auto core_alloc = kubelet.Allocate(kCores, core_req);
+  REQUIRE(core_alloc.ok());
+  REQUIRE(Eventually(
+      [&] { return api.Get(pod_path)["metadata"]["annotations"]["NEURON_ALLOCATED"] == "true"; },
+      kWait));
+  const json ann = api.Get(pod_path)["metadata"]["annotations"];
+  CHECK(ann["AWS_NEURON_IDS"] == "4,5");
+  CHECK(ann["NEURON_ALLOC_TIME"] == "1700000000000000000");
+  CHECK(ann["k8s.ovn.org/pod-networks"] == ovn);
+
+  // An uncorrectable ECC error on device 3: it and its cores go Unhealthy.
+  REQUIRE(sysfs::emulation::SetCounter(emulated, 3, "stats/hardware/mem_ecc_uncorrected", 1).ok());
+  REQUIRE(kubelet.WaitForDevices(
+      kDevices, [](const auto& r) { return Health(r, "3") == "Unhealthy" && Healthy(r) == 15; },
+      kWait));
+  REQUIRE(kubelet.WaitForDevices(
+      kCores,
+      [](const auto& r) {
+        return Health(r, "6") == "Unhealthy" && Health(r, "7") == "Unhealthy" && Healthy(r) == 30;
+      },
+      kWait));
+
+  // SIGTERM: exit 0, endpoint sockets removed.
+  const std::string dev_sock = kubelet.dir() + "/aws-neuron.sock";
+  const std::string core_sock = kubelet.dir() + "/aws-neuroncore.sock";
+  CHECK(std::filesystem::exists(dev_sock));
+  CHECK(std::filesystem::exists(core_sock));
+  CHECK(plugin.Terminate() == 0);
+  CHECK_FALSE(std::filesystem::exists(dev_sock));
+  CHECK_FALSE(std::filesystem::exists(core_sock));
+  CHECK(plugin.Log().find("device plugin stopped") != std::string::npos);
+}
+
+}  // namespace
+}  // namespace neuron

@@ -62,10 +62,16 @@ ObjectPtr Informer::Prepare(nlohmann::json obj) {
   return std::make_shared<const nlohmann::json>(std::move(obj));
 }
 
+void Informer::TransformListed(nlohmann::json& item) {
+  if (transform_) transform_(item);
+}
+
 void Informer::OnReplace(std::vector<nlohmann::json> items, const std::string& resource_version) {
   std::vector<ObjectPtr> objs;
   objs.reserve(items.size());
-  for (auto& item : items) objs.push_back(Prepare(std::move(item)));
+  for (auto& item : items) {  // already transformed page by page
+    objs.push_back(std::make_shared<const nlohmann::json>(std::move(item)));
+  }
   items.clear();
   absl::MutexLock lock(&mu_);
   StoreDeltas d = store_.Replace(std::move(objs));

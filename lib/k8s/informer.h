@@ -54,6 +54,7 @@ class Informer : private ReflectorSink {
   Reflector& reflector() { return reflector_; }
 
  private:
+  void TransformListed(nlohmann::json& item) override;
   void OnReplace(std::vector<nlohmann::json> items, const std::string& resource_version) override;
   void OnEvent(WatchEvent& ev) override;
   ObjectPtr Prepare(nlohmann::json obj);

@@ -45,8 +45,22 @@ absl::Status Reflector::ListAndReplace() {
   lo.label_selector = opts_.label_selector;
   lo.field_selector = opts_.field_selector;
   lo.limit = opts_.page_size;
-  absl::StatusOr<ListResult> list = client_.ListAll(ref_, ns_, lo);
-  if (!list.ok()) return list.status();
+  // Page by page, so the sink can trim each page before the next arrives.
+  ListResult all;
+  bool first = true;
+  while (true) {
+    absl::StatusOr<ListResult> page = client_.List(ref_, ns_, lo);
+    if (!page.ok()) return page.status();
+    if (first) all.resource_version = page->resource_version;
+    first = false;
+    for (auto& item : page->items) {
+      sink_.TransformListed(item);
+      all.items.push_back(std::move(item));
+    }
+    if (page->continue_token.empty()) break;
+    lo.continue_token = page->continue_token;
+  }
+  absl::StatusOr<ListResult> list(std::move(all));
   ++lists_;
   {
     absl::MutexLock lock(&mu_);

@@ -35,7 +35,10 @@ struct ReflectorOptions {
 class ReflectorSink {
  public:
   virtual ~ReflectorSink() = default;
-  // A full list: the complete current state.
+  // Called on each listed item as its page arrives (before OnReplace), so large lists can be
+  // trimmed page by page instead of being held whole. Default: keep as is.
+  virtual void TransformListed(nlohmann::json& /*item*/) {}
+  // A full list: the complete current state (items already passed through TransformListed).
   virtual void OnReplace(std::vector<nlohmann::json> items,
                          const std::string& resource_version) = 0;
   // ADDED / MODIFIED / DELETED (bookmarks are handled by the reflector).

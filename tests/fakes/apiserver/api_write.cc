@@ -45,6 +45,19 @@ bool IsCrdType(const ResourceType& t) {
   return t.group == "apiextensions.k8s.io" && t.plural == "customresourcedefinitions";
 }
 
+// Most object names must be DNS-1123 subdomains (lowercase alphanumerics, '-' and '.', starting
+// and ending alphanumeric, at most 253 characters). Upstream applies stricter per-kind rules
+// (e.g. DNS-1123 labels for namespaces and services); this fake checks the common one.
+bool IsDns1123Subdomain(const std::string& name) {
+  if (name.empty() || name.size() > 253) return false;
+  auto alnum = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); };
+  if (!alnum(name.front()) || !alnum(name.back())) return false;
+  for (char c : name) {
+    if (!alnum(c) && c != '-' && c != '.') return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 void ApiCore::CheckBody(const ResourcePath& rp, json& obj, bool need_name) {
@@ -102,6 +115,13 @@ json ApiCore::CreateObject(const ResourcePath& rp_in, json obj, const WriteCtx& 
   if (name.empty()) {
     throw Invalid(rp.type.group, rp.type.kind, "",
                   "metadata.name: Required value: name or generateName is required");
+  }
+  if (!IsDns1123Subdomain(name)) {
+    throw Invalid(rp.type.group, rp.type.kind, name,
+                  absl::StrCat("metadata.name: Invalid value: \"", name,
+                               "\": a lowercase RFC 1123 subdomain must consist of lower case "
+                               "alphanumeric characters, '-' or '.', and must start and end with "
+                               "an alphanumeric character"));
   }
   rp.name = name;
   const std::string key = rp.Key();

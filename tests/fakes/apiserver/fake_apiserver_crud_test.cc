@@ -90,6 +90,18 @@ TEST_CASE("generateName and namespace mismatch", "[apiserver]") {
   CHECK(Call(s.port(), "POST", kPods, other).status == 400);
 }
 
+TEST_CASE("names that are not DNS-1123 subdomains are rejected with 422", "[apiserver]") {
+  Server s;
+  const std::vector<std::string> bad_names = {"Bad_Name!", "UPPER", "-leading", "trailing.",
+                                              std::string(254, 'a')};
+  for (const std::string& bad : bad_names) {
+    auto r = Call(s.port(), "POST", kPods, Pod(bad));
+    CHECK(r.status == 422);
+    CHECK(r.body["reason"] == "Invalid");
+  }
+  CHECK(Call(s.port(), "POST", kPods, Pod("ok-name.v1")).status == 201);
+}
+
 TEST_CASE("status subresource isolates .status from the main resource", "[apiserver]") {
   Server s;
   REQUIRE(Call(s.port(), "POST", kPods, Pod("p")).status == 201);

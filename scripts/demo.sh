@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SHAPE="${1:-trn1.32xlarge}"
-BIN=build/bin/neuron-node-agent
+BIN="${NEURON_BIN_DIR:-build/bin}/neuron-node-agent"
 WORK=$(mktemp -d /tmp/neuron-demo-XXXXXX)
 trap 'kill -TERM "$PID" 2>/dev/null || true; wait "$PID" 2>/dev/null || true; rm -rf "$WORK"' EXIT
 
@@ -23,10 +23,12 @@ echo "== /inventory"
 curl -sf "$URL/inventory" | python3 -c '
 import json, sys
 inv = json.load(sys.stdin)
-print(f"node={inv[\"node\"]} instance_type={inv[\"instance_type\"]} devices={len(inv[\"devices\"])} cores={inv[\"total_cores\"]}")
+print("node=%s instance_type=%s devices=%d cores=%d" % (
+    inv["node"], inv["instance_type"], len(inv["devices"]), inv["total_cores"]))
 for d in inv["devices"]:
-    print(f"  neuron{d[\"index\"]:<2} {d[\"pci_address\"]} {d[\"device_id\"]} {d[\"family\"]:<11} cores={d[\"cores\"]} "
-          f"numa={d[\"numa_node\"]} links={d[\"connected_devices\"]} healthy={d[\"healthy\"]}")'
+    print("  neuron%-2d %s %s %-11s cores=%d numa=%d links=%s healthy=%s" % (
+        d["index"], d["pci_address"], d["device_id"], d["family"], d["cores"], d["numa_node"],
+        d["connected_devices"], d["healthy"]))'
 echo
 echo "== NFD labels ($WORK/features.d/aws-neuron)"
 grep -v '^#' "$WORK/features.d/aws-neuron"

@@ -184,8 +184,7 @@ void App::Stop() {
 
 absl::Status App::Run(absl::Notification& stop) {
   NEURON_RETURN_IF_ERROR(Start());
-  spdlog::info("node agent ready listen={} node={}", state_->options.listen,
-               state_->options.node_name);
+  spdlog::info("node agent ready port={} node={}", state_->http.port(), state_->options.node_name);
   stop.WaitForNotification();
   spdlog::info("node agent stopping");
   Stop();

@@ -37,7 +37,9 @@ nlohmann::json TrimContainers(const nlohmann::json& list) {
       if (!q.empty()) trimmed[field] = std::move(q);
     }
     if (trimmed.empty()) continue;
-    out.push_back({{"name", c.value("name", "")}, {"resources", std::move(trimmed)}});
+    nlohmann::json name = "";
+    if (auto it = c.find("name"); it != c.end() && it->is_string()) name = *it;
+    out.push_back({{"name", std::move(name)}, {"resources", std::move(trimmed)}});
   }
   return out;
 }

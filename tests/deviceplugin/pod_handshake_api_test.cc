@@ -401,6 +401,18 @@ TEST_CASE("The pod cache follows the API and keeps only what it needs", "[api][i
   CHECK_FALSE(hs.HintFor(ResourceKind::kCore, 2).has_value());
 }
 
+TEST_CASE("An unsynced pod cache lists from the API", "[api][integration]") {
+  Api api;
+  api.CreatePod("ml", "a", kNode, Extender("0,1", "neuroncore", "10"));
+  CachedPodDirectory cache(api.client, kNode);  // not started
+  CHECK_FALSE(cache.HasSynced());
+  const size_t lists = api.server.RequestCount("GET", "/pods");
+  auto pods = cache.ListNodePods();
+  REQUIRE(pods.ok());
+  CHECK(Keys(*pods) == std::vector<std::string>{"ml/a"});
+  CHECK(api.server.RequestCount("GET", "/pods") == lists + 1);
+}
+
 TEST_CASE("TrimPod keeps only Neuron requests and the identifying metadata", "[api]") {
   json pod = json::parse(R"({
     "apiVersion": "v1", "kind": "Pod",
@@ -411,6 +423,7 @@ TEST_CASE("TrimPod keeps only Neuron requests and the identifying metadata", "[a
              "initContainers": [{"name": "init", "resources": {"limits":
                                  {"aws.amazon.com/neuron": "1", "memory": "1Gi"}}}],
              "containers": [{"name": "cpu-only", "resources": {"requests": {"cpu": "1"}}},
+                            {"name": 7, "resources": {"limits": {"aws.amazon.com/neuron": 1}}},
                             {"name": "x", "image": "i", "resources": "bogus"},
                             {"name": "m", "resources": {"requests":
                                  {"aws.amazon.com/neuroncore": "4", "cpu": "1"}}}]},
@@ -423,7 +436,8 @@ TEST_CASE("TrimPod keeps only Neuron requests and the identifying metadata", "[a
     "spec": {"nodeName": "n",
              "initContainers": [{"name": "init", "resources": {"limits":
                                  {"aws.amazon.com/neuron": "1"}}}],
-             "containers": [{"name": "m", "resources": {"requests":
+             "containers": [{"name": "", "resources": {"limits": {"aws.amazon.com/neuron": 1}}},
+                            {"name": "m", "resources": {"requests":
                                  {"aws.amazon.com/neuroncore": "4"}}}]}})");
   CHECK(pod == want);
   json junk = json::array({1, 2});

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <cstdio>
+#include <exception>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -60,6 +62,14 @@ std::string Health(const v1beta1::ListAndWatchResponse& r, const std::string& id
   return "";
 }
 
+// Prints the plugin's log when a REQUIRE fails (the test is unwinding).
+struct LogOnFailure {
+  const Subprocess& plugin;
+  ~LogOnFailure() {
+    if (std::uncaught_exceptions() > 0) std::fprintf(stderr, "%s\n", plugin.Log().c_str());
+  }
+};
+
 void WriteKubeconfig(const std::string& path, const std::string& server) {
   std::ofstream f(path);
   f << "apiVersion: v1\nkind: Config\ncurrent-context: e2e\n"
@@ -111,7 +121,7 @@ TEST_CASE("neuron-device-plugin binary end to end", "[e2e]") {
                      "--poll-interval=200ms", "--handshake-interval=1s"},
                     tmp.path + "/plugin.log");
   REQUIRE(plugin.started());
-  INFO(plugin.Log());
+  const LogOnFailure dump{plugin};
 
   // Registration of both resources.
   REQUIRE(kubelet.WaitForRegistrations(2, kWait));

@@ -1,6 +1,8 @@
 // File: lib/deviceplugin/k8s_pod_directory.h
 // PodDirectory over the Kubernetes API (lib/k8s): pods of this node by field selector
-// spec.nodeName, annotations changed by JSON merge patch of only the given keys.
+// spec.nodeName (one list per call), annotations changed by JSON merge patch of only the given
+// keys (re-sent on 409; 429/5xx are retried by the transport). The binary uses the watch-backed
+// CachedPodDirectory (pod_cache.h), which lists through this class only until its cache syncs.
 #pragma once
 
 #include <memory>

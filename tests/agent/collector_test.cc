@@ -55,17 +55,24 @@ TEST_CASE("collector exports the required families with their labels", "[agent]"
             "neuron_device_info{device=\"1\",pci_address=\"0000:10:11.0\",device_id=\"7164\","
             "family=\"trainium\"} 1"));
   CHECK(Has(text, "neuron_device_healthy{device=\"0\"} 1"));
-  CHECK(Has(text, "neuron_device_hardware_errors_total{device=\"1\",counter=\"mem_ecc_uncorrected\"} 1"));
+  CHECK(Has(text,
+            "neuron_device_hardware_errors_total{device=\"1\",counter=\"mem_ecc_uncorrected\"} 1"));
   CHECK(Has(text, "neuron_device_host_memory_used_bytes{device=\"0\",category=\"tensors\"} 4096"));
   CHECK(Has(text, "neuron_device_power_utilization_ratio{device=\"0\"} 0.42"));
-  CHECK(Has(text, "neuron_core_execution_status_total{device=\"1\",core=\"1\",status=\"failure\"} 1"));
-  CHECK(Has(text, "neuron_core_execution_status_present{device=\"0\",core=\"0\",status=\"success\"} 2"));
-  CHECK(Has(text, "neuron_core_memory_used_bytes{device=\"0\",core=\"1\",category=\"tensors\"} 50"));
-  CHECK(Has(text, "neuron_core_memory_peak_bytes{device=\"0\",core=\"1\",category=\"tensors\"} 80"));
-  CHECK(Has(text, "neuron_core_memory_total_bytes{device=\"0\",core=\"1\",category=\"tensors\"} 100"));
+  CHECK(Has(text,
+            "neuron_core_execution_status_total{device=\"1\",core=\"1\",status=\"failure\"} 1"));
+  CHECK(Has(text,
+            "neuron_core_execution_status_present{device=\"0\",core=\"0\",status=\"success\"} 2"));
+  CHECK(
+      Has(text, "neuron_core_memory_used_bytes{device=\"0\",core=\"1\",category=\"tensors\"} 50"));
+  CHECK(
+      Has(text, "neuron_core_memory_peak_bytes{device=\"0\",core=\"1\",category=\"tensors\"} 80"));
+  CHECK(Has(text,
+            "neuron_core_memory_total_bytes{device=\"0\",core=\"1\",category=\"tensors\"} 100"));
   CHECK(Has(text, "neuron_core_flops_total{device=\"0\",core=\"0\"} 7"));
   CHECK(Has(text, "neuron_core_time_in_use_total{device=\"1\",core=\"0\"} 9"));
-  CHECK(Has(text, "neuron_core_other_info_total{device=\"0\",core=\"0\",name=\"brand_new_counter\"} 1"));
+  CHECK(Has(text,
+            "neuron_core_other_info_total{device=\"0\",core=\"0\",name=\"brand_new_counter\"} 1"));
   const absl::Status promtool = testing::PromtoolCheck(text);
   INFO(promtool.message());
   CHECK(promtool.ok());

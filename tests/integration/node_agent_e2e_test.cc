@@ -47,8 +47,7 @@ double Sample(int port, const std::string& series) {
   return absl::SimpleAtod(body.substr(start, body.find('\n', start) - start), &v) ? v : -1;
 }
 
-TEST_CASE("agent on an emulated trn1.32xlarge: scrape, promtool, ECC fault and recovery",
-          "[e2e]") {
+TEST_CASE("agent on an emulated trn1.32xlarge: scrape, promtool, ECC fault and recovery", "[e2e]") {
   TempDir tmp;
   const std::string root = tmp.path + "/host";
   Subprocess agent({BinaryPath("neuron-node-agent"), "--emulate=trn1.32xlarge",
@@ -78,9 +77,10 @@ TEST_CASE("agent on an emulated trn1.32xlarge: scrape, promtool, ECC fault and r
   REQUIRE(sysfs::emulation::SetCounter(root, 3, "stats/hardware/mem_ecc_uncorrected", 1).ok());
   CHECK(Eventually([&] { return Sample(port, "neuron_device_healthy{device=\"3\"}") == 0; }));
   CHECK(Sample(port, "neuron_device_healthy{device=\"2\"}") == 1);
-  CHECK(Sample(port,
-               "neuron_device_hardware_errors_total{device=\"3\",counter=\"mem_ecc_uncorrected\"}") ==
-        1);
+  CHECK(
+      Sample(port,
+             "neuron_device_hardware_errors_total{device=\"3\",counter=\"mem_ecc_uncorrected\"}") ==
+      1);
   CHECK(Eventually([&] { return Sample(port, "neuron_device_healthy{device=\"3\"}") == 1; }));
   CHECK(agent.Log().find("inventory changed") != std::string::npos);
   CHECK(agent.Terminate() == 0);
@@ -141,12 +141,13 @@ TEST_CASE("agent rejects bad flags and unknown shapes with one clear line", "[e2
   Subprocess bad_flag({BinaryPath("neuron-node-agent"), "--interval=soon"}, tmp.path + "/a.log");
   CHECK(Eventually([&] { return !bad_flag.Running(); }));
   CHECK(bad_flag.Terminate() == 2);
-  CHECK(bad_flag.Log() ==
-        "neuron-node-agent: --interval: \"soon\" is not a positive duration (e.g. 500ms, 5s, 1m)\n");
+  CHECK(
+      bad_flag.Log() ==
+      "neuron-node-agent: --interval: \"soon\" is not a positive duration (e.g. 500ms, 5s, 1m)\n");
 
-  Subprocess bad_shape({BinaryPath("neuron-node-agent"), "--emulate=p4d.24xlarge",
-                        "--listen=127.0.0.1:0"},
-                       tmp.path + "/b.log");
+  Subprocess bad_shape(
+      {BinaryPath("neuron-node-agent"), "--emulate=p4d.24xlarge", "--listen=127.0.0.1:0"},
+      tmp.path + "/b.log");
   CHECK(Eventually([&] { return !bad_shape.Running(); }));
   CHECK(bad_shape.Terminate() == 1);
   CHECK(bad_shape.Log().find("p4d.24xlarge") != std::string::npos);

@@ -1,9 +1,13 @@
 // File: tests/fakes/fake_clock.h
 // A Clock that only moves when a test advances it. SleepFor blocks until Advance() passes the
 // wake-up time, so code under test that sleeps can be driven step by step without real waits.
+// Uses std::mutex rather than absl::Mutex: Debian's Abseil is not built with TSan, so its locks
+// are invisible to ThreadSanitizer, while pthread-based std::mutex is intercepted.
 #pragma once
 
-#include "absl/synchronization/mutex.h"
+#include <condition_variable>
+#include <mutex>
+
 #include "absl/time/time.h"
 #include "lib/base/clock.h"
 
@@ -15,34 +19,37 @@ class FakeClock final : public Clock {
       : now_(start) {}
 
   absl::Time Now() override {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard<std::mutex> lock(mu_);
     return now_;
   }
 
   void SleepFor(absl::Duration d) override {
-    absl::MutexLock lock(&mu_);
+    std::unique_lock<std::mutex> lock(mu_);
     const absl::Time wake = now_ + d;
     ++sleepers_;
-    auto reached = [this, wake]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return now_ >= wake; };
-    mu_.Await(absl::Condition(&reached));
+    advanced_.wait(lock, [&] { return now_ >= wake; });
     --sleepers_;
   }
 
   void Advance(absl::Duration d) {
-    absl::MutexLock lock(&mu_);
-    now_ += d;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      now_ += d;
+    }
+    advanced_.notify_all();
   }
 
   // How many threads are blocked in SleepFor; lets a test wait until code reached its sleep.
   int sleepers() {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard<std::mutex> lock(mu_);
     return sleepers_;
   }
 
  private:
-  absl::Mutex mu_;
-  absl::Time now_ ABSL_GUARDED_BY(mu_);
-  int sleepers_ ABSL_GUARDED_BY(mu_) = 0;
+  std::mutex mu_;
+  std::condition_variable advanced_;
+  absl::Time now_;
+  int sleepers_ = 0;
 };
 
 }  // namespace neuron::fakes

@@ -111,6 +111,10 @@ class ApiCore {
   void OnRemoved(const json& obj, const std::string& key, const std::string& policy);
   // Checks kind/apiVersion/name/namespace of a body against the URL, filling blanks.
   void CheckBody(const ResourcePath& rp, json& obj, bool need_name);
+  // kube-controller-manager's root-ca-cert-publisher: every namespace holds a kube-root-ca.crt
+  // ConfigMap (see controllers.cc).
+  void PublishRootCa(const std::string& ns);
+  void RepublishRootCa(const std::string& removed_key);
 
   std::mutex mu_;
   std::condition_variable cv_;

@@ -147,6 +147,7 @@ void ApiCore::RemoveAndCollect(const std::string& key, const std::string& policy
   if (obj.is_null()) return;
   cv_.notify_all();
   OnRemoved(obj, key, policy);
+  RepublishRootCa(key);
 }
 
 void ApiCore::OnRemoved(const json& obj, const std::string& key, const std::string& policy) {

@@ -4,15 +4,24 @@
 #include "tests/fakes/apiserver/api_core.h"
 #include "tests/fakes/apiserver/managed_fields.h"
 #include "tests/fakes/apiserver/patch.h"
+#include "tests/fakes/apiserver/protobuf_body.h"
 #include "tests/fakes/apiserver/selectors.h"
 
 namespace neuron::fakes::apiserver {
 namespace {
 
 json ParseBody(const HttpRequest& req) {
+  if (MediaType(req.content_type) == kProtobufMediaType) {
+    absl::StatusOr<json> obj = DecodeProtobufObject(req.body);
+    if (absl::IsUnimplemented(obj.status())) {
+      throw ApiError{415, "UnsupportedMediaType", std::string(obj.status().message()), nullptr, 0};
+    }
+    if (!obj.ok()) throw BadRequest(std::string(obj.status().message()));
+    return *std::move(obj);
+  }
   json j = json::parse(req.body, nullptr, false);
   if (j.is_discarded() || !j.is_object()) {
-    // kubectl and client-go send JSON; accept YAML too for hand-written curl requests.
+    // JSON from clients; YAML too for hand-written curl requests.
     auto y = ParseJsonOrYaml(req.body);
     if (!y.ok() || !y->is_object()) throw BadRequest("the request body is not a valid object");
     return *y;
@@ -157,8 +166,9 @@ json ApiCore::CreateObject(const ResourcePath& rp_in, json obj, const WriteCtx& 
   }
   if (dry_run) return obj;
   if (IsCrdType(rp.type)) (void)registry_.RegisterCrd(obj);
-  const json& stored = store_.Put(key, std::move(obj));
+  json stored = store_.Put(key, std::move(obj));
   cv_.notify_all();
+  if (rp.type.group.empty() && rp.type.plural == "namespaces") PublishRootCa(name);
   return stored;
 }
 

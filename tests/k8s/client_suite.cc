@@ -19,6 +19,8 @@ using resources::kPods;
 
 std::string UniqueSuffix() { return absl::StrCat(absl::ToUnixMicros(absl::Now()) % 100000000); }
 
+RunLabel::RunLabel() : value(absl::StrCat("run-", UniqueSuffix())) {}
+
 ScopedNamespace::ScopedNamespace(RestClient& client, std::string ns)
     : client_(client), ns_(std::move(ns)) {
   auto r =
@@ -41,6 +43,12 @@ json ConfigMap(const std::string& name, const json& data, const json& labels = j
 }
 
 std::string Rv(const json& obj) { return obj["metadata"].value("resourceVersion", ""); }
+
+// `labels` plus this run's label.
+json With(const RunLabel& run, json labels = json::object()) {
+  labels[RunLabel::kKey] = run.value;
+  return labels;
+}
 
 }  // namespace
 
@@ -85,21 +93,22 @@ void CrudAndErrors(RestClient& c, const std::string& ns) {
 }
 
 void Paging(RestClient& c, const std::string& ns) {
+  const RunLabel run;
   for (int i = 0; i < 7; ++i) {
     REQUIRE(c.Create(kConfigMaps, ns,
                      ConfigMap(absl::StrCat("page-", i), {{"i", std::to_string(i)}},
-                               {{"set", i % 2 ? "odd" : "even"}}))
+                               With(run, {{"set", i % 2 ? "odd" : "even"}})))
                 .ok());
   }
-  auto page = c.List(kConfigMaps, ns, {.label_selector = "set", .limit = 3});
+  auto page = c.List(kConfigMaps, ns, {.label_selector = run.Selector(), .limit = 3});
   REQUIRE(page.ok());
   CHECK(page->items.size() == 3);
   CHECK(!page->continue_token.empty());
-  auto all = c.ListAll(kConfigMaps, ns, {.label_selector = "set", .limit = 3});
+  auto all = c.ListAll(kConfigMaps, ns, {.label_selector = run.Selector(), .limit = 3});
   REQUIRE(all.ok());
   CHECK(all->items.size() == 7);
   CHECK(!all->resource_version.empty());
-  auto odd = c.ListAll(kConfigMaps, ns, {.label_selector = "set=odd"});
+  auto odd = c.ListAll(kConfigMaps, ns, {.label_selector = run.Selector() + ",set=odd"});
   REQUIRE(odd.ok());
   CHECK(odd->items.size() == 3);
   auto by_name = c.ListAll(kConfigMaps, ns, {.field_selector = "metadata.name=page-4"});
@@ -198,7 +207,10 @@ void StatusSubresource(RestClient& c, const std::string& ns) {
 }
 
 void WatchResume(RestClient& c, const std::string& ns) {
-  auto list = c.List(kConfigMaps, ns);
+  // Only our own objects: a real cluster publishes kube-root-ca.crt (and OpenShift
+  // openshift-service-ca.crt) into a new namespace, possibly after our list.
+  const RunLabel run;
+  auto list = c.List(kConfigMaps, ns, {.label_selector = run.Selector()});
   REQUIRE(list.ok());
   absl::Mutex mu;
   std::vector<std::string> seen;  // "TYPE name"
@@ -215,10 +227,11 @@ void WatchResume(RestClient& c, const std::string& ns) {
   };
   absl::Status result;
   std::thread t([&] {
-    result =
-        c.Watch(kConfigMaps, ns, {.resource_version = list->resource_version}, on_event, &cancel);
+    result = c.Watch(kConfigMaps, ns,
+                     {.label_selector = run.Selector(), .resource_version = list->resource_version},
+                     on_event, &cancel);
   });
-  REQUIRE(c.Create(kConfigMaps, ns, ConfigMap("w1", {})).ok());
+  REQUIRE(c.Create(kConfigMaps, ns, ConfigMap("w1", {}, With(run))).ok());
   REQUIRE(c.Patch(kConfigMaps, ns, "w1", PatchType::kMerge, {{"data", {{"x", "1"}}}}).ok());
   {
     absl::MutexLock l(&mu);
@@ -230,7 +243,7 @@ void WatchResume(RestClient& c, const std::string& ns) {
   CHECK(result.ok());
   // Changes made while no watch is open are delivered on resume from the last RV.
   REQUIRE(c.Delete(kConfigMaps, ns, "w1").ok());
-  REQUIRE(c.Create(kConfigMaps, ns, ConfigMap("w2", {})).ok());
+  REQUIRE(c.Create(kConfigMaps, ns, ConfigMap("w2", {}, With(run))).ok());
   std::string resume;
   {
     absl::MutexLock l(&mu);
@@ -239,7 +252,8 @@ void WatchResume(RestClient& c, const std::string& ns) {
   std::vector<std::string> more;
   StreamCanceller cancel2;
   auto st = c.Watch(
-      kConfigMaps, ns, {.resource_version = resume, .timeout_seconds = 30},
+      kConfigMaps, ns,
+      {.label_selector = run.Selector(), .resource_version = resume, .timeout_seconds = 30},
       [&](WatchEvent& ev) {
         if (ev.type != WatchEventType::kBookmark) {
           more.push_back(absl::StrCat(WatchEventTypeName(ev.type), " ",
@@ -254,8 +268,10 @@ void WatchResume(RestClient& c, const std::string& ns) {
 }
 
 void InformerBasics(RestClient& c, const std::string& ns) {
-  REQUIRE(c.Create(kConfigMaps, ns, ConfigMap("i1", {{"k", "v"}}, {{"app", "x"}})).ok());
-  Informer inf(c, kConfigMaps, ns);
+  // Selects our own objects: the namespace also holds what the cluster put there.
+  const RunLabel run;
+  REQUIRE(c.Create(kConfigMaps, ns, ConfigMap("i1", {{"k", "v"}}, With(run, {{"app", "x"}}))).ok());
+  Informer inf(c, kConfigMaps, ns, {.label_selector = run.Selector()});
   inf.SetTransform(TrimObject);
   REQUIRE(inf.AddIndexer("app",
                          [](const json& o) -> std::vector<std::string> {
@@ -286,7 +302,7 @@ void InformerBasics(RestClient& c, const std::string& ns) {
   CHECK(inf.HasSynced());
   REQUIRE(inf.store().Get(ns + "/i1"));
   CHECK(!(*inf.store().Get(ns + "/i1"))["metadata"].contains("managedFields"));
-  REQUIRE(c.Create(kConfigMaps, ns, ConfigMap("i2", {}, {{"app", "x"}})).ok());
+  REQUIRE(c.Create(kConfigMaps, ns, ConfigMap("i2", {}, With(run, {{"app", "x"}}))).ok());
   REQUIRE(c.Patch(kConfigMaps, ns, "i1", PatchType::kMerge, {{"data", {{"k", "v2"}}}}).ok());
   REQUIRE(c.Delete(kConfigMaps, ns, "i2").ok());
   {

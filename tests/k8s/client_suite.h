@@ -35,4 +35,14 @@ void EventsAggregate(RestClient& client, const std::string& ns);
 // A unique-ish suffix for names (time based).
 std::string UniqueSuffix();
 
+// A label unique to one test run. Tests select what they list and watch by it and never assume
+// a namespace is empty: real clusters put ConfigMaps into every new namespace (kube-root-ca.crt;
+// openshift-service-ca.crt on OpenShift), and the fake API server does the same.
+struct RunLabel {
+  static constexpr char kKey[] = "neuron.amazonaws.com/test-run";
+  RunLabel();
+  std::string Selector() const { return std::string(kKey) + "=" + value; }
+  std::string value;
+};
+
 }  // namespace neuron::k8s::suite

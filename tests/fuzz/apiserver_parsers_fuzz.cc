@@ -1,12 +1,13 @@
 // File: tests/fuzz/apiserver_parsers_fuzz.cc
-// Fuzzes the fake apiserver's parsers: label/field selectors, JSON-or-YAML bodies, and the three
-// JSON patch formats. Input: first byte picks the parser; for patches, the rest is
-// "<target JSON>\n<patch JSON>".
+// Fuzzes the fake apiserver's parsers: label/field selectors, JSON-or-YAML bodies, the three
+// JSON patch formats, and Kubernetes protobuf bodies ("k8s\0" + runtime.Unknown). Input: first
+// byte picks the parser; for patches, the rest is "<target JSON>\n<patch JSON>".
 #include <cstddef>
 #include <cstdint>
 #include <string>
 
 #include "tests/fakes/apiserver/patch.h"
+#include "tests/fakes/apiserver/protobuf_body.h"
 #include "tests/fakes/apiserver/selectors.h"
 
 using neuron::fakes::apiserver::json;
@@ -17,7 +18,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string in(reinterpret_cast<const char*>(data) + 1, size - 1);
   const json obj = json::parse(R"({"metadata":{"name":"a","labels":{"app":"x","k":"v"}},
                                    "spec":{"nodeName":"n1"},"status":{"phase":"Running"}})");
-  switch (data[0] % 4) {
+  switch (data[0] % 5) {
     case 0: {
       auto sel = api::LabelSelector::Parse(in);
       if (sel.ok()) (void)sel->Matches(obj["metadata"]["labels"]);
@@ -30,6 +31,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
     case 2: {
       auto j = api::ParseJsonOrYaml(in);
+      if (j.ok()) (void)j->dump(-1, ' ', false, json::error_handler_t::replace);
+      break;
+    }
+    case 4: {
+      auto j = api::DecodeProtobufObject(in);
       if (j.ok()) (void)j->dump(-1, ' ', false, json::error_handler_t::replace);
       break;
     }

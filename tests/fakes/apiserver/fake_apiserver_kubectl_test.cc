@@ -101,9 +101,13 @@ TEST_CASE("real kubectl works against the fake apiserver", "[apiserver][kubectl]
   INFO(o.text);
   REQUIRE(o.rc == 0);
   CHECK(fake.Get("/api/v1/namespaces/demo/secrets/pw")["data"]["password"] == "aHVudGVyMg==");
-  // Kinds the fake cannot decode from protobuf fail with a clear message (older kubectl sends
-  // JSON, which works).
   o = Run(kubectl + "create serviceaccount sa");
+  INFO(o.text);
+  REQUIRE(o.rc == 0);
+  CHECK(fake.Get("/api/v1/namespaces/demo/serviceaccounts/sa")["kind"] == "ServiceAccount");
+  // Kinds the fake cannot decode from protobuf fail with a clear message (kubectl before 1.32
+  // sends JSON, which works).
+  o = Run(kubectl + "create deployment web --image=registry.k8s.io/pause:3.9");
   INFO(o.text);
   CHECK((o.rc == 0 || o.text.find("decodes protobuf bodies only for") != std::string::npos));
 

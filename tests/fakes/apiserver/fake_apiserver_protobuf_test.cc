@@ -133,6 +133,17 @@ TEST_CASE("every field the fake decodes reaches the stored JSON", "[apiserver][p
   CHECK((*j)["metadata"] == json{{"name", "n"}, {"labels", {{"team", "a"}}}});
   CHECK((*j)["spec"]["finalizers"] == json::array({"kubernetes"}));
 
+  pb::ServiceAccount sa;
+  sa.mutable_metadata()->set_name("sa");
+  sa.add_secrets()->set_name("tok");
+  sa.add_image_pull_secrets()->set_name("pull");
+  sa.set_automount_service_account_token(false);
+  j = DecodeProtobufObject(Envelope("v1", "ServiceAccount", sa));
+  REQUIRE(j.ok());
+  CHECK((*j)["secrets"] == json::parse(R"([{"name":"tok"}])"));
+  CHECK((*j)["imagePullSecrets"] == json::parse(R"([{"name":"pull"}])"));
+  CHECK((*j)["automountServiceAccountToken"] == false);
+
   Server s;
   auto r = s.Post("/api/v1/namespaces/n/secrets", Envelope("v1", "Secret", sec));
   REQUIRE(r);

@@ -97,6 +97,31 @@ json FromSecret(const pb::Secret& s) {
   return o;
 }
 
+json FromServiceAccount(const pb::ServiceAccount& sa) {
+  json o = {{"metadata", Meta(sa.metadata())}};
+  for (const pb::ObjectReference& r : sa.secrets()) {
+    json ref = json::object();
+    auto put = [&ref](const char* k, const std::string& v) {
+      if (!v.empty()) ref[k] = v;
+    };
+    put("kind", r.kind());
+    put("namespace", r.namespace_());
+    put("name", r.name());
+    put("uid", r.uid());
+    put("apiVersion", r.api_version());
+    put("resourceVersion", r.resource_version());
+    put("fieldPath", r.field_path());
+    o["secrets"].push_back(ref);
+  }
+  for (const pb::LocalObjectReference& r : sa.image_pull_secrets()) {
+    o["imagePullSecrets"].push_back({{"name", r.name()}});
+  }
+  if (sa.has_automount_service_account_token()) {
+    o["automountServiceAccountToken"] = sa.automount_service_account_token();
+  }
+  return o;
+}
+
 json FromNamespace(const pb::Namespace& ns) {
   json o = {{"metadata", Meta(ns.metadata())}};
   if (ns.spec().finalizers_size() > 0) {
@@ -150,13 +175,16 @@ absl::StatusOr<json> DecodeProtobufObject(std::string_view body) {
     obj = Decode<pb::ConfigMap>(env.raw(), kind, FromConfigMap);
   } else if (api_version == "v1" && kind == "Secret") {
     obj = Decode<pb::Secret>(env.raw(), kind, FromSecret);
+  } else if (api_version == "v1" && kind == "ServiceAccount") {
+    obj = Decode<pb::ServiceAccount>(env.raw(), kind, FromServiceAccount);
   } else {
     // Upstream decodes every built-in kind; this fake only the ones kubectl's create commands
     // in our docs and tests send. JSON works for every kind.
     return absl::UnimplementedError(absl::StrCat(
-        "the fake apiserver decodes protobuf bodies only for v1 Namespace, ConfigMap and Secret, "
-        "not apiVersion=\"",
-        api_version, "\" kind=\"", kind, "\"; send application/json"));
+        "the fake apiserver decodes protobuf bodies only for v1 Namespace, ConfigMap, Secret and "
+        "ServiceAccount, not apiVersion=\"",
+        api_version, "\" kind=\"", kind,
+        "\"; send it as JSON instead (e.g. kubectl create -f FILE, kubectl apply -f FILE)"));
   }
   if (!obj.ok()) return obj.status();
   (*obj)["apiVersion"] = api_version;

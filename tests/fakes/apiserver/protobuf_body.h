@@ -2,7 +2,8 @@
 // Kubernetes' protobuf request bodies, as kubectl (>= 1.2x) and client-go's typed clients send
 // them for built-in kinds: Content-Type application/vnd.kubernetes.protobuf, body = "k8s\0" +
 // runtime.Unknown{typeMeta, raw = the object's own protobuf}. The fake decodes the kinds that
-// kubectl's `create namespace|configmap|secret` send into the same JSON it stores for JSON bodies.
+// kubectl's `create namespace|configmap|secret|serviceaccount` send into the same JSON it stores
+// for JSON bodies.
 #pragma once
 
 #include <string_view>

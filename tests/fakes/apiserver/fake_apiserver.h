@@ -2,9 +2,11 @@
 // An in-memory kube-apiserver for tests: real HTTP on loopback, real API machinery semantics
 // (resourceVersion, 409 on stale writes, generation, status subresource, finalizers, ownerRef GC,
 // label/field selectors, paging, watch with bookmarks and 410 expiry, merge/JSON/strategic/apply
-// patches, CRD registration, discovery). Good enough for `kubectl` v1.32 to create/get/apply/
-// patch/watch/delete against it. Where it knowingly differs from kube-apiserver, the code says so
-// at that spot (search for "Simplification").
+// patches, CRD registration, discovery, kube-root-ca.crt in every new namespace, protobuf request
+// bodies for the kinds kubectl's create commands send). kubectl 1.27-1.33 can create/get/apply/
+// patch/watch/delete against it; README.md ("kubectl against the fake") lists what does not work.
+// Where it knowingly differs from kube-apiserver, the code says so at that spot (search for
+// "Simplification").
 #pragma once
 
 #include <cstdint>

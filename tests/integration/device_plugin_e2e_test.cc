@@ -4,7 +4,7 @@
 // runtime's device check) and an in-process fake kube-apiserver reached through a kubeconfig:
 // registration of both resources, device counts, the extender's hint, Allocate's device specs
 // and env, the pod handshake, neuron/neuroncore overlap refused, an ECC fault turning a device
-// Unhealthy, and a clean SIGTERM exit.
+// Unhealthy, a clean SIGTERM exit, and a restarted plugin learning holdings from PodResources.
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -219,6 +219,21 @@ TEST_CASE("neuron-device-plugin binary end to end", "[e2e]") {
   CHECK_FALSE(std::filesystem::exists(dev_sock));
   CHECK_FALSE(std::filesystem::exists(core_sock));
   CHECK(plugin.Log().find("device plugin stopped") != std::string::npos);
+
+  // A new plugin process knows nothing in memory: it learns what pods hold from PodResources.
+  Subprocess again({BinaryPath("neuron-device-plugin"), "--emulate=trn1.32xlarge",
+                    "--emulate-dir=" + tmp.path + "/host2", "--device-plugin-dir=" + kubelet.dir(),
+                    "--pod-resources-socket=" + kubelet.pod_resources_socket()},
+                   tmp.path + "/plugin2.log");
+  REQUIRE(again.started());
+  const LogOnFailure dump_again{again};
+  REQUIRE(kubelet.WaitForRegistrations(4, kWait));
+  REQUIRE(kubelet.WaitForDevices(
+      kCores, [](const auto& r) { return r.devices_size() == 32 && Healthy(r) == 32; }, kWait));
+  auto after = kubelet.AllocateFor({"ml", "thief", "main"}, kCores, {"16"});
+  REQUIRE_FALSE(after.ok());
+  CHECK(std::string(after.status().message()).find("pod ml/infer") != std::string::npos);
+  CHECK(again.Terminate() == 0);
 }
 
 }  // namespace

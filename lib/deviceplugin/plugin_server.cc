@@ -140,8 +140,8 @@ class DevicePluginService final : public v1beta1::DevicePlugin::Service {
       const std::vector<std::string> avail = impl_.FreeSilicon(node, all, must);
       int size = c.allocation_size();
       if (avail.size() < all.size()) {
-        // Not enough free silicon: answer short. The kubelet fills the rest itself and
-        // Allocate then refuses, naming the pod that holds it.
+        // Choose among free silicon only. If too little is free, answer short: the kubelet
+        // fills the rest itself and Allocate then refuses, naming the pod that holds it.
         size = std::min<int>(size, static_cast<int>(avail.size()));
         spdlog::info(
             "preferred allocation avoids silicon of the other resource resource={} "

@@ -2,7 +2,6 @@
 #include "lib/deviceplugin/allocator.h"
 
 #include <algorithm>
-#include <filesystem>
 #include <set>
 
 #include "absl/strings/str_cat.h"
@@ -156,11 +155,8 @@ absl::StatusOr<ContainerAllocation> Allocator::Allocate(const NodeSnapshot& node
   const std::vector<int> device_list(devices.begin(), devices.end());
   for (int d : device_list) {
     const std::string dev = absl::StrCat("/dev/neuron", d);
-    std::string host = dev;
-    if (opts_.host_root != "/" && !opts_.host_root.empty()) {
-      host = (std::filesystem::path(opts_.host_root) / dev.substr(1)).string();
-    }
-    out.devices.push_back({dev, host, "rw"});
+    out.devices.push_back(
+        {dev, opts_.device_host_path.empty() ? dev : opts_.device_host_path, "rw"});
   }
   std::vector<int> visible;
   for (int c : cores) {

@@ -23,7 +23,7 @@ struct AdvertisedDevice {
 
 struct DeviceNode {
   std::string container_path;  // /dev/neuronN
-  std::string host_path;       // /dev/neuronN, or <host-root>/dev/neuronN when emulated
+  std::string host_path;       // /dev/neuronN, or the emulated stand-in (/dev/null)
   std::string permissions;     // "rw"
 };
 
@@ -44,10 +44,11 @@ struct ContainerAllocation {
 enum class CoreNumbering { kContainer, kHost };
 
 struct AllocatorOptions {
-  // Root under which device nodes are looked up for host_path. "/" on a real node; the emulated
-  // tree's root in emulated mode, where <root>/dev/neuronN exists (a placeholder file) and the
-  // real /dev/neuronN does not: a host path that does not exist would fail container creation.
-  std::string host_root = "/";
+  // DeviceSpec.host_path is resolved by the container runtime ON THE HOST (not in the plugin's
+  // container, not under --host-root), and must be an existing character device there or the
+  // container fails with CreateContainerError. "" = /dev/neuronN (real hardware). Emulated mode
+  // sets "/dev/null": every host has it, so each /dev/neuronN in the container is a char device.
+  std::string device_host_path;
   CoreNumbering numbering = CoreNumbering::kContainer;
 };
 

@@ -2,6 +2,7 @@
 #include "lib/deviceplugin/app.h"
 
 #include <spdlog/spdlog.h>
+#include <sys/stat.h>
 
 #include <filesystem>
 #include <memory>
@@ -14,6 +15,7 @@
 #include "lib/deviceplugin/k8s_pod_directory.h"
 #include "lib/deviceplugin/plugin_manager.h"
 #include "lib/deviceplugin/pod_cache.h"
+#include "lib/deviceplugin/silicon_ledger.h"
 #include "lib/inventory/emulation.h"
 #include "lib/sysfs/fs.h"
 
@@ -67,8 +69,21 @@ absl::Status App::Run(absl::Notification& stop) {
 
   // Endpoints, one per resource.
   AllocatorOptions aopts;
-  aopts.host_root = root;
   aopts.numbering = opts_.numbering;
+  if (!opts_.emulate.empty()) {
+    // The runtime opens host paths on the host, where the emulated tree does not exist.
+    struct stat st {};
+    if (::lstat(kEmulatedDeviceNode, &st) != 0 || !S_ISCHR(st.st_mode)) {
+      return absl::FailedPreconditionError(absl::StrCat("emulated mode maps ", kEmulatedDeviceNode,
+                                                        " to /dev/neuronN, but it is not a "
+                                                        "character device here"));
+    }
+    aopts.device_host_path = kEmulatedDeviceNode;
+  }
+  // Keeps aws.amazon.com/neuron and aws.amazon.com/neuroncore off each other's silicon, from
+  // the kubelet's PodResources (also after our restart) plus our own recent Allocates.
+  const std::string pr_socket = opts_.pod_resources_socket;
+  SiliconLedger ledger([pr_socket] { return ListPodHoldings(pr_socket); }, Clock::Real());
   std::vector<std::unique_ptr<Allocator>> allocators;
   std::vector<std::unique_ptr<PluginServer>> servers;
   std::vector<PluginServer*> raw;
@@ -78,7 +93,7 @@ absl::Status App::Run(absl::Notification& stop) {
         (std::filesystem::path(opts_.plugin_dir) / absl::StrCat("aws-", ShortName(kind), ".sock"))
             .string();
     servers.push_back(std::make_unique<PluginServer>(*allocators.back(), source, handshake.get(),
-                                                     socket, on_allocated));
+                                                     socket, on_allocated, &ledger));
     raw.push_back(servers.back().get());
   }
   source.Subscribe([&raw] {

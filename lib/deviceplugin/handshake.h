@@ -17,6 +17,7 @@
 #include "absl/synchronization/mutex.h"
 #include "lib/deviceplugin/ids.h"
 #include "lib/deviceplugin/plugin_server.h"
+#include "lib/deviceplugin/pod_resources.h"
 
 namespace neuron::deviceplugin {
 
@@ -24,12 +25,6 @@ inline constexpr char kAnnotationIds[] = "AWS_NEURON_IDS";
 inline constexpr char kAnnotationType[] = "NEURON_RESOURCE_TYPE";
 inline constexpr char kAnnotationAllocated[] = "NEURON_ALLOCATED";
 inline constexpr char kAnnotationAllocTime[] = "NEURON_ALLOC_TIME";
-
-// What one pod holds on this node, from PodResources List (IDs unioned over containers).
-struct PodHoldings {
-  std::string ns, name;
-  std::map<ResourceKind, std::vector<int>> ids;
-};
 
 struct PodAnnotations {
   std::string ns, name;
@@ -81,8 +76,5 @@ class Handshake final : public AllocationHints {
   mutable absl::Mutex mu_;
   int patches_ ABSL_GUARDED_BY(mu_) = 0;
 };
-
-// PodResources v1 List on `socket` (unix path), converted to holdings of Neuron resources.
-absl::StatusOr<std::vector<PodHoldings>> ListPodHoldings(const std::string& socket);
 
 }  // namespace neuron::deviceplugin

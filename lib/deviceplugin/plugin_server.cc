@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -32,13 +33,35 @@ std::vector<std::string> ToVector(const Repeated& r) {
 
 // State shared by the service and the owner; outlives each gRPC server instance.
 struct PluginServer::Impl {
-  Impl(const Allocator& a, const DeviceSource& s, AllocationHints* h, std::function<void()> f)
-      : allocator(a), source(s), hints(h), on_allocated(std::move(f)) {}
+  Impl(const Allocator& a, const DeviceSource& s, AllocationHints* h, std::function<void()> f,
+       SiliconLedger* l)
+      : allocator(a), source(s), hints(h), on_allocated(std::move(f)), ledger(l) {}
 
   const Allocator& allocator;
   const DeviceSource& source;
   AllocationHints* hints;
   std::function<void()> on_allocated;
+  SiliconLedger* ledger;
+
+  // `available` without IDs whose device is held through the other resource (must_include
+  // stays: the kubelet already chose those). Unparseable IDs pass through for Preferred to
+  // reject.
+  std::vector<std::string> FreeSilicon(const NodeSnapshot& node,
+                                       const std::vector<std::string>& available,
+                                       const std::vector<std::string>& must_include) const {
+    if (ledger == nullptr) return available;
+    const std::map<int, std::string> held = ledger->HeldByOther(allocator.kind(), node);
+    if (held.empty()) return available;
+    std::vector<std::string> out;
+    for (const std::string& s : available) {
+      absl::StatusOr<int> id = ParseId(s);
+      const bool keep =
+          !id.ok() || held.count(DeviceOf(allocator.kind(), *id, node)) == 0 ||
+          std::find(must_include.begin(), must_include.end(), s) != must_include.end();
+      if (keep) out.push_back(s);
+    }
+    return out;
+  }
 
   mutable absl::Mutex mu;
   uint64_t generation ABSL_GUARDED_BY(mu) = 1;
@@ -112,9 +135,25 @@ class DevicePluginService final : public v1beta1::DevicePlugin::Service {
       std::optional<std::vector<int>> hint;
       if (impl_.hints != nullptr)
         hint = impl_.hints->HintFor(impl_.allocator.kind(), c.allocation_size());
-      absl::StatusOr<std::vector<std::string>> ids = impl_.allocator.Preferred(
-          node, ToVector(c.available_deviceids()), ToVector(c.must_include_deviceids()),
-          c.allocation_size(), hint);
+      const std::vector<std::string> must = ToVector(c.must_include_deviceids());
+      const std::vector<std::string> all = ToVector(c.available_deviceids());
+      const std::vector<std::string> avail = impl_.FreeSilicon(node, all, must);
+      int size = c.allocation_size();
+      if (avail.size() < all.size()) {
+        // Choose among free silicon only. If too little is free, answer short: the kubelet
+        // fills the rest itself and Allocate then refuses, naming the pod that holds it.
+        size = std::min<int>(size, static_cast<int>(avail.size()));
+        spdlog::info(
+            "preferred allocation avoids silicon of the other resource resource={} "
+            "available={} free={}",
+            ResourceName(impl_.allocator.kind()), all.size(), avail.size());
+        if (size == 0) {
+          resp->add_container_responses();
+          continue;
+        }
+      }
+      absl::StatusOr<std::vector<std::string>> ids =
+          impl_.allocator.Preferred(node, avail, must, size, hint);
       if (!ids.ok()) {
         spdlog::warn("preferred allocation rejected resource={} error=\"{}\"",
                      ResourceName(impl_.allocator.kind()), std::string(ids.status().message()));
@@ -140,6 +179,18 @@ class DevicePluginService final : public v1beta1::DevicePlugin::Service {
                      ResourceName(impl_.allocator.kind()), absl::StrJoin(ids, ","),
                      std::string(alloc.status().message()));
         return ToGrpc(alloc.status());
+      }
+      if (impl_.ledger != nullptr) {
+        absl::StatusOr<std::vector<int>> parsed = impl_.allocator.ParseIds(node, ids);
+        absl::Status claim = parsed.ok()
+                                 ? impl_.ledger->Claim(impl_.allocator.kind(), node, *parsed)
+                                 : parsed.status();
+        if (!claim.ok()) {
+          spdlog::warn("allocate refused resource={} ids={} error=\"{}\"",
+                       ResourceName(impl_.allocator.kind()), absl::StrJoin(ids, ","),
+                       std::string(claim.message()));
+          return ToGrpc(claim);
+        }
       }
       auto* out = resp->add_container_responses();
       for (const DeviceNode& d : alloc->devices) {
@@ -170,10 +221,10 @@ class DevicePluginService final : public v1beta1::DevicePlugin::Service {
 
 PluginServer::PluginServer(const Allocator& allocator, const DeviceSource& source,
                            AllocationHints* hints, std::string socket_path,
-                           std::function<void()> on_allocated)
+                           std::function<void()> on_allocated, SiliconLedger* ledger)
     : allocator_(allocator),
       socket_path_(std::move(socket_path)),
-      impl_(std::make_unique<Impl>(allocator, source, hints, std::move(on_allocated))) {}
+      impl_(std::make_unique<Impl>(allocator, source, hints, std::move(on_allocated), ledger)) {}
 
 PluginServer::~PluginServer() { Stop(); }
 

@@ -17,6 +17,7 @@
 #include "absl/time/time.h"
 #include "lib/deviceplugin/allocator.h"
 #include "lib/deviceplugin/device_source.h"
+#include "lib/deviceplugin/silicon_ledger.h"
 
 namespace neuron::deviceplugin {
 
@@ -32,8 +33,11 @@ class AllocationHints {
 class PluginServer {
  public:
   // `hints` may be null. `on_allocated` (may be empty) runs after every successful Allocate.
+  // `ledger` (may be null) keeps the two resources from sharing silicon: GetPreferredAllocation
+  // avoids devices held through the other resource and Allocate refuses them.
   PluginServer(const Allocator& allocator, const DeviceSource& source, AllocationHints* hints,
-               std::string socket_path, std::function<void()> on_allocated = {});
+               std::string socket_path, std::function<void()> on_allocated = {},
+               SiliconLedger* ledger = nullptr);
   ~PluginServer();
   PluginServer(const PluginServer&) = delete;
   PluginServer& operator=(const PluginServer&) = delete;

@@ -1,11 +1,12 @@
 // File: lib/deviceplugin/pod_resources.cc
-// PodResources v1 client (declared in handshake.h).
+// PodResources v1 client.
+#include "lib/deviceplugin/pod_resources.h"
+
 #include <grpcpp/grpcpp.h>
 
 #include <chrono>
 
 #include "absl/strings/str_cat.h"
-#include "lib/deviceplugin/handshake.h"
 #include "proto/podresources/v1/api.grpc.pb.h"
 
 namespace neuron::deviceplugin {

@@ -65,13 +65,17 @@ TEST_CASE("Allocate returns device nodes and container-relative cores", "[alloca
   CHECK(a->envs.at("NEURON_RT_VISIBLE_CORES") == "0-7");
 }
 
-TEST_CASE("Allocate in emulated mode points host_path into the emulated tree", "[allocator]") {
+TEST_CASE("host_path is the host's /dev/neuronN, or the emulated stand-in", "[allocator]") {
   const NodeSnapshot inf2 = SnapshotForShape(*topology::FindShape("inf2.48xlarge"));
-  Allocator dev(ResourceKind::kDevice, {"/tmp/emu-root", CoreNumbering::kContainer});
-  auto a = dev.Allocate(inf2, Strs({7}));
+  auto a = Allocator(ResourceKind::kDevice).Allocate(inf2, Strs({7}));
   REQUIRE(a.ok());
-  CHECK(a->devices[0].container_path == "/dev/neuron7");
-  CHECK(a->devices[0].host_path == "/tmp/emu-root/dev/neuron7");
+  CHECK(a->devices[0].host_path == "/dev/neuron7");  // resolved on the host by the runtime
+  Allocator emu(ResourceKind::kDevice, {"/dev/null", CoreNumbering::kContainer});
+  a = emu.Allocate(inf2, Strs({6, 7}));
+  REQUIRE(a.ok());
+  REQUIRE(a->devices.size() == 2);
+  CHECK(a->devices[1].container_path == "/dev/neuron7");
+  CHECK(a->devices[1].host_path == "/dev/null");
 }
 
 TEST_CASE("Allocate rejects bad requests with clear errors", "[allocator]") {

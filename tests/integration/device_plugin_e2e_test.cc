@@ -1,9 +1,10 @@
 // File: tests/integration/device_plugin_e2e_test.cc
 // The real neuron-device-plugin binary on an emulated trn1.32xlarge (tree on tmpfs), against the
-// fake kubelet (registration, ListAndWatch, GetPreferredAllocation, Allocate, PodResources) and
-// an in-process fake kube-apiserver reached through a kubeconfig: registration of both
-// resources, device counts, the extender's hint, Allocate's device specs and env, the pod
-// handshake, an ECC fault turning a device Unhealthy, and a clean SIGTERM exit.
+// fake kubelet (registration, ListAndWatch, GetPreferredAllocation, Allocate, PodResources, the
+// runtime's device check) and an in-process fake kube-apiserver reached through a kubeconfig:
+// registration of both resources, device counts, the extender's hint, Allocate's device specs
+// and env, the pod handshake, neuron/neuroncore overlap refused, an ECC fault turning a device
+// Unhealthy, a clean SIGTERM exit, and a restarted plugin learning holdings from PodResources.
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -155,43 +156,26 @@ TEST_CASE("neuron-device-plugin binary end to end", "[e2e]") {
       },
       kWait));
 
-  // Allocate a device set: /dev/neuronN specs (host paths inside the emulated tree) and cores.
-  v1beta1::AllocateRequest dev_req;
-  auto* dev_ids = dev_req.add_container_requests();
-  for (const char* id : {"0", "1", "2", "3"}) dev_ids->add_devices_ids(id);
-  auto alloc = kubelet.Allocate(kDevices, dev_req);
+  // A pod admitted for a device set: /dev/neuronN specs whose host path (the host's /dev/null
+  // in emulated mode) passes the runtime's check, and 0-based cores.
+  auto alloc = kubelet.AllocateFor({"ml", "infer", "main"}, kDevices, {"8", "9", "10", "11"});
   REQUIRE(alloc.ok());
   REQUIRE(alloc->container_responses_size() == 1);
   const auto& cr = alloc->container_responses(0);
   std::set<std::string> paths;
   for (const auto& spec : cr.devices()) {
     paths.insert(spec.container_path());
-    CHECK(spec.host_path() == emulated + spec.container_path());
-    CHECK(std::filesystem::exists(spec.host_path()));
+    CHECK(spec.host_path() == "/dev/null");
     CHECK(spec.permissions() == "rw");
   }
   CHECK(paths ==
-        std::set<std::string>{"/dev/neuron0", "/dev/neuron1", "/dev/neuron2", "/dev/neuron3"});
+        std::set<std::string>{"/dev/neuron8", "/dev/neuron9", "/dev/neuron10", "/dev/neuron11"});
   REQUIRE(cr.envs().count("NEURON_RT_VISIBLE_CORES") == 1);
   CHECK(cr.envs().at("NEURON_RT_VISIBLE_CORES") == "0-7");  // 4 devices x 2 cores, 0-based
 
   // The pod handshake: the kubelet reports what the pod holds; after Allocate the plugin marks
   // the pod, touching only its own keys.
-  v1::ListPodResourcesResponse held;
-  auto* pod = held.add_pod_resources();
-  pod->set_namespace_("ml");
-  pod->set_name("train");
-  auto* c = pod->add_containers();
-  c->set_name("main");
-  auto* d = c->add_devices();
-  d->set_resource_name(kCores);
-  d->add_device_ids("5");
-  d->add_device_ids("4");
-  kubelet.SetPodResources(held);
-  v1beta1::AllocateRequest core_req;
-  core_req.add_container_requests()->add_devices_ids("4");
-  core_req.mutable_container_requests(0)->add_devices_ids("5");
-  auto core_alloc = kubelet.Allocate(kCores, core_req);
+  auto core_alloc = kubelet.AllocateFor({"ml", "train", "main"}, kCores, {"5", "4"});
   REQUIRE(core_alloc.ok());
   REQUIRE(Eventually(
       [&] { return api.Get(pod_path)["metadata"]["annotations"]["NEURON_ALLOCATED"] == "true"; },
@@ -200,6 +184,19 @@ TEST_CASE("neuron-device-plugin binary end to end", "[e2e]") {
   CHECK(ann["AWS_NEURON_IDS"] == "4,5");
   CHECK(ann["NEURON_ALLOC_TIME"] == "1700000000000000000");
   CHECK(ann["k8s.ovn.org/pod-networks"] == ovn);
+
+  // One piece of silicon, one pod: device 2 (cores 4, 5) and core 16 (device 8) are taken
+  // through the other resource; the refusal names the holder.
+  auto clash = kubelet.AllocateFor({"ml", "thief", "main"}, kDevices, {"2"});
+  REQUIRE_FALSE(clash.ok());
+  CHECK(std::string(clash.status().message()).find("pod ml/train") != std::string::npos);
+  clash = kubelet.AllocateFor({"ml", "thief", "main"}, kCores, {"16"});
+  REQUIRE_FALSE(clash.ok());
+  CHECK(std::string(clash.status().message()).find("pod ml/infer") != std::string::npos);
+  // A real admission steers around both.
+  auto steered = kubelet.Admit({"ml", "fair", "main"}, kDevices, 2);
+  REQUIRE(steered.ok());
+  for (const std::string& id : kubelet.Held(kDevices)) CHECK(id != "2");
 
   // An uncorrectable ECC error on device 3: it and its cores go Unhealthy.
   REQUIRE(sysfs::emulation::SetCounter(emulated, 3, "stats/hardware/mem_ecc_uncorrected", 1).ok());
@@ -222,6 +219,21 @@ TEST_CASE("neuron-device-plugin binary end to end", "[e2e]") {
   CHECK_FALSE(std::filesystem::exists(dev_sock));
   CHECK_FALSE(std::filesystem::exists(core_sock));
   CHECK(plugin.Log().find("device plugin stopped") != std::string::npos);
+
+  // A new plugin process knows nothing in memory: it learns what pods hold from PodResources.
+  Subprocess again({BinaryPath("neuron-device-plugin"), "--emulate=trn1.32xlarge",
+                    "--emulate-dir=" + tmp.path + "/host2", "--device-plugin-dir=" + kubelet.dir(),
+                    "--pod-resources-socket=" + kubelet.pod_resources_socket()},
+                   tmp.path + "/plugin2.log");
+  REQUIRE(again.started());
+  const LogOnFailure dump_again{again};
+  REQUIRE(kubelet.WaitForRegistrations(4, kWait));
+  REQUIRE(kubelet.WaitForDevices(
+      kCores, [](const auto& r) { return r.devices_size() == 32 && Healthy(r) == 32; }, kWait));
+  auto after = kubelet.AllocateFor({"ml", "thief", "main"}, kCores, {"16"});
+  REQUIRE_FALSE(after.ok());
+  CHECK(std::string(after.status().message()).find("pod ml/infer") != std::string::npos);
+  CHECK(again.Terminate() == 0);
 }
 
 }  // namespace

@@ -15,15 +15,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "proto/deviceplugin/v1beta1/api.grpc.pb.h"
-#include "proto/podresources/v1/api.grpc.pb.h"
+#include "tests/fakes/kubelet/fake_kubelet_state.h"
 
 namespace neuron::fakes {
 namespace {
-
-absl::Status FromGrpc(const grpc::Status& s) {
-  return s.ok() ? absl::OkStatus()
-                : absl::Status(static_cast<absl::StatusCode>(s.error_code()), s.error_message());
-}
 
 // The kubelet accepts only extended resource names: "<domain>/<name>" outside kubernetes.io.
 bool IsExtendedResourceName(const std::string& name) {
@@ -37,110 +32,52 @@ bool IsExtendedResourceName(const std::string& name) {
 
 }  // namespace
 
-struct Endpoint {
-  std::shared_ptr<grpc::Channel> channel;
-  std::unique_ptr<v1beta1::DevicePlugin::Stub> stub;
-  v1beta1::DevicePluginOptions options;
-  std::unique_ptr<grpc::ClientContext> watch_ctx;
-  std::thread watcher;
-};
-
-struct FakeKubelet::State {
-  std::string dir;
-  mutable absl::Mutex mu;
-  std::vector<v1beta1::RegisterRequest> registrations ABSL_GUARDED_BY(mu);
-  std::map<std::string, std::unique_ptr<Endpoint>> endpoints ABSL_GUARDED_BY(mu);
-  std::map<std::string, v1beta1::ListAndWatchResponse> latest ABSL_GUARDED_BY(mu);
-  std::map<std::string, int> updates ABSL_GUARDED_BY(mu);
-  std::map<std::string, bool> open ABSL_GUARDED_BY(mu);
-  v1::ListPodResourcesResponse pod_resources ABSL_GUARDED_BY(mu);
-  v1::AllocatableResourcesResponse allocatable ABSL_GUARDED_BY(mu);
-  int list_calls ABSL_GUARDED_BY(mu) = 0;
-
-  std::unique_ptr<grpc::Server> server;
-  std::unique_ptr<grpc::Service> registration;
-  std::unique_ptr<grpc::Server> pr_server;
-  std::unique_ptr<grpc::Service> pr_service;
-
-  // Ends one endpoint's stream and joins its thread. Called without mu held.
-  static void Close(std::unique_ptr<Endpoint> ep) {
-    if (!ep) return;
-    ep->watch_ctx->TryCancel();
-    if (ep->watcher.joinable()) ep->watcher.join();
+grpc::Status FakeKubelet::State::Register(const v1beta1::RegisterRequest& req) {
+  if (req.version() != "v1beta1") {
+    return grpc::Status(grpc::StatusCode::UNKNOWN,
+                        absl::StrCat("requested API version \"", req.version(),
+                                     "\" is not supported by kubelet. Supported version is "
+                                     "v1beta1"));
   }
-
-  void Watch(const std::string& resource, Endpoint* ep) {
-    v1beta1::Empty empty;
-    auto reader = ep->stub->ListAndWatch(ep->watch_ctx.get(), empty);
-    {
-      absl::MutexLock lock(&mu);
-      open[resource] = true;
-    }
-    v1beta1::ListAndWatchResponse resp;
-    while (reader->Read(&resp)) {
-      absl::MutexLock lock(&mu);
-      latest[resource] = resp;
-      ++updates[resource];
-    }
-    reader->Finish();
+  if (!IsExtendedResourceName(req.resource_name())) {
+    return grpc::Status(grpc::StatusCode::UNKNOWN,
+                        absl::StrCat("invalid name of device plugin socket: resource name \"",
+                                     req.resource_name(), "\" is not an extended resource name"));
+  }
+  // Synchronous dial-back and GetDevicePluginOptions, as the kubelet does inside Register.
+  auto ep = std::make_unique<Endpoint>();
+  const std::string path = (std::filesystem::path(dir) / req.endpoint()).string();
+  ep->channel = grpc::CreateChannel("unix:" + path, grpc::InsecureChannelCredentials());
+  if (!ep->channel->WaitForConnected(std::chrono::system_clock::now() + std::chrono::seconds(10))) {
+    return grpc::Status(grpc::StatusCode::UNKNOWN,
+                        absl::StrCat("failed to dial device plugin at ", path));
+  }
+  ep->stub = v1beta1::DevicePlugin::NewStub(ep->channel);
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+  v1beta1::Empty empty;
+  grpc::Status s = ep->stub->GetDevicePluginOptions(&ctx, empty, &ep->options);
+  if (!s.ok()) {
+    return grpc::Status(grpc::StatusCode::UNKNOWN,
+                        absl::StrCat("failed to get device plugin options: ", s.error_message()));
+  }
+  ep->watch_ctx = std::make_unique<grpc::ClientContext>();
+  Endpoint* raw = ep.get();
+  const std::string resource = req.resource_name();
+  std::unique_ptr<Endpoint> old;
+  {
     absl::MutexLock lock(&mu);
-    open[resource] = false;
+    old = std::move(endpoints[resource]);  // a new registration replaces the old endpoint
   }
-
-  grpc::Status Register(const v1beta1::RegisterRequest& req) {
-    if (req.version() != "v1beta1") {
-      return grpc::Status(grpc::StatusCode::UNKNOWN,
-                          absl::StrCat("requested API version \"", req.version(),
-                                       "\" is not supported by kubelet. Supported version is "
-                                       "v1beta1"));
-    }
-    if (!IsExtendedResourceName(req.resource_name())) {
-      return grpc::Status(grpc::StatusCode::UNKNOWN,
-                          absl::StrCat("invalid name of device plugin socket: resource name \"",
-                                       req.resource_name(), "\" is not an extended resource name"));
-    }
-    // Synchronous dial-back and GetDevicePluginOptions, as the kubelet does inside Register.
-    auto ep = std::make_unique<Endpoint>();
-    const std::string path = (std::filesystem::path(dir) / req.endpoint()).string();
-    ep->channel = grpc::CreateChannel("unix:" + path, grpc::InsecureChannelCredentials());
-    if (!ep->channel->WaitForConnected(std::chrono::system_clock::now() +
-                                       std::chrono::seconds(10))) {
-      return grpc::Status(grpc::StatusCode::UNKNOWN,
-                          absl::StrCat("failed to dial device plugin at ", path));
-    }
-    ep->stub = v1beta1::DevicePlugin::NewStub(ep->channel);
-    grpc::ClientContext ctx;
-    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
-    v1beta1::Empty empty;
-    grpc::Status s = ep->stub->GetDevicePluginOptions(&ctx, empty, &ep->options);
-    if (!s.ok()) {
-      return grpc::Status(grpc::StatusCode::UNKNOWN,
-                          absl::StrCat("failed to get device plugin options: ", s.error_message()));
-    }
-    ep->watch_ctx = std::make_unique<grpc::ClientContext>();
-    Endpoint* raw = ep.get();
-    const std::string resource = req.resource_name();
-    std::unique_ptr<Endpoint> old;
-    {
-      absl::MutexLock lock(&mu);
-      old = std::move(endpoints[resource]);  // a new registration replaces the old endpoint
-    }
-    Close(std::move(old));
-    {
-      absl::MutexLock lock(&mu);
-      registrations.push_back(req);
-      raw->watcher = std::thread([this, resource, raw] { Watch(resource, raw); });
-      endpoints[resource] = std::move(ep);
-    }
-    return grpc::Status::OK;
-  }
-
-  v1beta1::DevicePlugin::Stub* StubFor(const std::string& resource) {
+  Close(std::move(old));
+  {
     absl::MutexLock lock(&mu);
-    auto it = endpoints.find(resource);
-    return it == endpoints.end() ? nullptr : it->second->stub.get();
+    registrations.push_back(req);
+    raw->watcher = std::thread([this, resource, raw] { Watch(resource, raw); });
+    endpoints[resource] = std::move(ep);
   }
-};
+  return grpc::Status::OK;
+}
 
 namespace {
 
@@ -150,27 +87,6 @@ class RegistrationService final : public v1beta1::Registration::Service {
   grpc::Status Register(grpc::ServerContext*, const v1beta1::RegisterRequest* req,
                         v1beta1::Empty*) override {
     return s_.Register(*req);
-  }
-
- private:
-  FakeKubelet::State& s_;
-};
-
-class PodResourcesService final : public v1::PodResourcesLister::Service {
- public:
-  explicit PodResourcesService(FakeKubelet::State& s) : s_(s) {}
-  grpc::Status List(grpc::ServerContext*, const v1::ListPodResourcesRequest*,
-                    v1::ListPodResourcesResponse* resp) override {
-    absl::MutexLock lock(&s_.mu);
-    ++s_.list_calls;
-    *resp = s_.pod_resources;
-    return grpc::Status::OK;
-  }
-  grpc::Status GetAllocatableResources(grpc::ServerContext*, const v1::AllocatableResourcesRequest*,
-                                       v1::AllocatableResourcesResponse* resp) override {
-    absl::MutexLock lock(&s_.mu);
-    *resp = s_.allocatable;
-    return grpc::Status::OK;
   }
 
  private:
@@ -319,35 +235,6 @@ absl::StatusOr<v1beta1::AllocateResponse> FakeKubelet::Allocate(
     return absl::InternalError("empty container_responses");  // the kubelet rejects this too
   }
   return resp;
-}
-
-absl::Status FakeKubelet::StartPodResources() {
-  if (state_->pr_server) return absl::OkStatus();
-  std::filesystem::create_directories(dir_ + "/pod-resources");
-  ::unlink(pod_resources_socket().c_str());
-  auto service = std::make_unique<PodResourcesService>(*state_);
-  grpc::ServerBuilder builder;
-  builder.AddListeningPort("unix:" + pod_resources_socket(), grpc::InsecureServerCredentials());
-  builder.RegisterService(service.get());
-  state_->pr_server = builder.BuildAndStart();
-  if (!state_->pr_server) return absl::UnavailableError("fake kubelet: cannot serve pod-resources");
-  state_->pr_service = std::move(service);
-  return absl::OkStatus();
-}
-
-void FakeKubelet::SetPodResources(const v1::ListPodResourcesResponse& resp) {
-  absl::MutexLock lock(&state_->mu);
-  state_->pod_resources = resp;
-}
-
-void FakeKubelet::SetAllocatable(const v1::AllocatableResourcesResponse& resp) {
-  absl::MutexLock lock(&state_->mu);
-  state_->allocatable = resp;
-}
-
-int FakeKubelet::pod_resources_list_calls() const {
-  absl::MutexLock lock(&state_->mu);
-  return state_->list_calls;
 }
 
 }  // namespace neuron::fakes

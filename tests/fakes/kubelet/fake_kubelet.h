@@ -8,8 +8,12 @@
 //   * drives GetPreferredAllocation / Allocate as the kubelet would;
 //   * restarts like the kubelet: stop, delete every unix socket in the directory (skipping
 //     directories, other files and kubelet_internal_checkpoint), re-create kubelet.sock;
-//   * serves PodResources v1 (List, GetAllocatableResources) with settable contents on
-//     <dir>/pod-resources/kubelet.sock (a sub-directory, which a restart does not clean).
+//   * admits pods' containers like the kubelet (per-resource accounting, GetPreferredAllocation,
+//     Allocate) and creates them like containerd would: every DeviceSpec host_path must be a
+//     character device on this host (lstat), else CreateContainerError;
+//   * serves PodResources v1 (List, GetAllocatableResources) on <dir>/pod-resources/kubelet.sock
+//     (a sub-directory, which a restart does not clean): what it admitted, per pod, container and
+//     resource, until the pod is removed, plus settable extra contents.
 #pragma once
 
 #include <functional>
@@ -63,9 +67,32 @@ class FakeKubelet {
   absl::StatusOr<v1beta1::AllocateResponse> Allocate(const std::string& resource,
                                                      const v1beta1::AllocateRequest& req);
 
+  // --- pods, as the kubelet admits them (recorded for PodResources List) ---
+  struct ContainerRef {
+    std::string ns, pod, container;
+  };
+  // One container's admission with chosen `ids`: Allocate; on success the IDs are recorded for
+  // PodResources (as the kubelet does once Allocate returns, even if the container then fails
+  // to start), then the runtime check: every DeviceSpec host_path must exist on this host and
+  // be a character device, else FailedPrecondition("CreateContainerError: lstat <path>: ...").
+  absl::StatusOr<v1beta1::AllocateResponse> AllocateFor(const ContainerRef& c,
+                                                        const std::string& resource,
+                                                        const std::vector<std::string>& ids);
+  // The kubelet's own path for `count` IDs of `resource`: candidates are the IDs Healthy in the
+  // latest ListAndWatch and not held by another admitted container of the same resource (the
+  // kubelet accounts per resource only); GetPreferredAllocation when the plugin offers it (its
+  // answer intersected with the candidates, the rest filled in order), then AllocateFor.
+  absl::StatusOr<v1beta1::AllocateResponse> Admit(const ContainerRef& c,
+                                                  const std::string& resource, int count);
+  // The pod ended: PodResources stops listing it and its IDs are free again.
+  void RemovePod(const std::string& ns, const std::string& pod);
+  // IDs of `resource` held by admitted containers, sorted numerically.
+  std::vector<std::string> Held(const std::string& resource) const;
+
   // --- PodResources v1 ---
   absl::Status StartPodResources();
   std::string pod_resources_socket() const { return dir_ + "/pod-resources/kubelet.sock"; }
+  // Extra pods listed before the admitted ones (e.g. pods admitted by a previous kubelet).
   void SetPodResources(const v1::ListPodResourcesResponse& resp);
   void SetAllocatable(const v1::AllocatableResourcesResponse& resp);
   int pod_resources_list_calls() const;

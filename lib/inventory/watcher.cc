@@ -24,10 +24,67 @@ auto Shape(const Inventory& inv) {
   return std::make_tuple(out, inv.instance_type);
 }
 
+int PresentCores(const Inventory& inv) {
+  int n = 0;
+  for (const Device& d : inv.devices) n += d.present ? d.core_count : 0;
+  return n;
+}
+
 }  // namespace
 
 Watcher::Watcher(const sysfs::Fs& fs, Clock& clock, WatcherOptions opts)
-    : clock_(clock), opts_(std::move(opts)), fs_(fs), scanner_(fs, opts_.scan) {}
+    : clock_(clock), opts_(std::move(opts)), fs_(fs), scanner_(fs, opts_.scan), probe_(fs) {}
+
+bool Watcher::ApplyPresent(int index, Track& t, bool bound,
+                           absl::FunctionRef<std::optional<uint64_t>(size_t)> counter,
+                           absl::Time now, bool* counters_moved) {
+  const std::vector<std::string>& names = sysfs::UncorrectableErrorCounters();
+  const char* bad = bound ? nullptr : kUnbound;
+  t.last_counters.resize(names.size());
+  for (size_t k = 0; k < names.size(); ++k) {
+    const std::optional<uint64_t> v = counter(k);
+    if (!v) continue;  // unreadable now: keep the baseline
+    std::optional<uint64_t>& last = t.last_counters[k];
+    if (last && *v > *last) {
+      spdlog::warn("uncorrectable error counter rose device={} counter={} from={} to={}", index,
+                   names[k], *last, *v);
+      if (bad == nullptr) bad = kEcc;
+    }
+    if (last != v && counters_moved != nullptr) *counters_moved = true;
+    last = v;  // a decrease (counter cleared) is a new baseline
+  }
+  if (bad != nullptr) {
+    t.last_bad = now;
+    if (t.reason != bad) t.reason = bad;
+  }
+  const bool healthy = bad == nullptr && now - t.last_bad >= opts_.healthy_after;
+  const bool changed = healthy != t.healthy || !t.present || bound != t.bound;
+  if (healthy != t.healthy) {
+    spdlog::info("device health changed device={} healthy={} reason=\"{}\"", index, healthy,
+                 healthy ? "" : t.reason);
+  }
+  t.healthy = healthy;
+  t.present = true;
+  t.bound = bound;
+  t.pci_present = true;
+  return changed;
+}
+
+bool Watcher::ApplyGone(int index, Track& t, bool pci_present, absl::Time now) {
+  const char* reason = pci_present ? kUnbound : kVanished;
+  const bool changed = t.healthy || t.present || t.reason != reason;
+  if (changed) {
+    spdlog::warn("device gone device={} pci={} reason=\"{}\"", index, t.last_seen.pci_address,
+                 reason);
+    t.reason = reason;
+  }
+  t.healthy = false;
+  t.present = false;
+  t.pci_present = pci_present;
+  t.last_bad = now;
+  for (auto& c : t.last_counters) c.reset();  // a re-probed device starts a new baseline
+  return changed;
+}
 
 bool Watcher::Poll() {
   absl::StatusOr<Inventory> scanned = scanner_.Scan();
@@ -39,37 +96,31 @@ bool Watcher::Poll() {
   }
   Inventory inv = *std::move(scanned);
   const absl::Time now = clock_.Now();
+  const std::vector<std::string>& names = sysfs::UncorrectableErrorCounters();
 
   std::map<int, Device*> seen;
   for (Device& d : inv.devices) seen[d.index] = &d;
 
   for (auto& [index, d] : seen) {
     Track& t = tracks_[index];
-    std::string bad;
-    if (!d->pci_address.empty() && !sysfs::IsNeuronDriver(d->driver)) bad = kUnbound;
-    for (const std::string& name : sysfs::UncorrectableErrorCounters()) {
-      auto it = d->hardware.find(name);
-      if (it == d->hardware.end()) continue;
-      auto last = t.last_counters.find(name);
-      if (last != t.last_counters.end() && it->second > last->second) {
-        spdlog::warn("uncorrectable error counter rose device={} counter={} from={} to={}", index,
-                     name, last->second, it->second);
-        if (bad.empty()) bad = kEcc;
-      }
-      t.last_counters[name] = it->second;  // a decrease (counter cleared) is a new baseline
+    if (!d->pci_address.empty()) {
+      // The driver link is read now, not taken from the scanner's PCI list (re-read only when
+      // the device set changes), so both paces judge the same file.
+      auto link = fs_.ReadLink(sysfs::PciFunctionDir(d->pci_address) + "/driver");
+      const size_t slash = link.ok() ? link->rfind('/') : std::string::npos;
+      d->driver = !link.ok() ? "" : slash == std::string::npos ? *link : link->substr(slash + 1);
     }
-    if (!bad.empty()) {
-      t.last_bad = now;
-      t.reason = bad;
-    }
-    const bool healthy = bad.empty() && now - t.last_bad >= opts_.healthy_after;
-    if (healthy != t.healthy) {
-      spdlog::info("device health changed device={} healthy={} reason=\"{}\"", index, healthy,
-                   healthy ? "" : t.reason);
-    }
-    t.healthy = healthy;
-    d->healthy = healthy;
-    d->unhealthy_reason = healthy ? "" : t.reason;
+    const bool bound = d->pci_address.empty() || sysfs::IsNeuronDriver(d->driver);
+    ApplyPresent(
+        index, t, bound,
+        [&](size_t k) -> std::optional<uint64_t> {
+          auto it = d->hardware.find(names[k]);
+          if (it == d->hardware.end()) return std::nullopt;
+          return it->second;
+        },
+        now, nullptr);
+    d->healthy = t.healthy;
+    d->unhealthy_reason = t.healthy ? "" : t.reason;
     t.last_seen = *d;
   }
 
@@ -80,19 +131,12 @@ bool Watcher::Poll() {
     // Asked of sysfs on every poll, not of the scanner's PCI list: that list is re-read only
     // when the set of neuronN entries changes, and a hot-unplug removes the class device and
     // the PCI function in two steps that a poll can fall between.
-    const bool pci_present = !addr.empty() && fs_.Exists("sys/bus/pci/devices/" + addr);
-    const std::string reason = !addr.empty() && pci_present ? kUnbound : kVanished;
-    if (t.healthy || t.reason != reason) {
-      spdlog::warn("device gone device={} pci={} reason=\"{}\"", index, addr, reason);
-    }
-    t.healthy = false;
-    t.reason = reason;
-    t.last_bad = now;
-    t.last_counters.clear();  // a re-probed device starts a new baseline
+    const bool pci_present = !addr.empty() && fs_.Exists(sysfs::PciFunctionDir(addr));
+    ApplyGone(index, t, pci_present, now);
     Device ghost = t.last_seen;
     ghost.present = false;
     ghost.healthy = false;
-    ghost.unhealthy_reason = reason;
+    ghost.unhealthy_reason = t.reason;
     if (!pci_present) ghost.driver.clear();
     inv.devices.push_back(std::move(ghost));
   }
@@ -100,6 +144,62 @@ bool Watcher::Poll() {
             [](const Device& a, const Device& b) { return a.index < b.index; });
   inv.read_errors = scanner_.read_errors();
 
+  std::vector<std::pair<int, std::string>> watched;
+  for (const Device& d : inv.devices) watched.emplace_back(d.index, d.pci_address);
+  probe_.Reset(watched);
+  return Publish(std::move(inv));
+}
+
+bool Watcher::PollHealth() {
+  const std::vector<HealthReading>& readings = probe_.Read();
+  if (readings.empty()) return false;
+  const absl::Time now = clock_.Now();
+  bool changed = false;
+  for (const HealthReading& r : readings) {
+    auto it = tracks_.find(r.index);
+    if (it == tracks_.end()) continue;
+    Track& t = it->second;
+    if (!t.present && r.class_dir) {
+      // Back (re-probe, hot-plug): its attributes and PCI pairing need the full scan.
+      spdlog::info("device reappeared device={}, rescanning", r.index);
+      Poll();
+      return true;
+    }
+    if (r.class_dir) {
+      const bool bound = !r.has_pci || r.bound;
+      changed |= ApplyPresent(
+          r.index, t, bound, [&](size_t k) { return r.counters[k]; }, now, &changed);
+    } else {
+      changed |= ApplyGone(r.index, t, r.has_pci && r.pci_present, now);
+    }
+  }
+  if (!changed) return false;
+
+  // Patch the last full snapshot with what the fast path saw (allocates only on a change).
+  Inventory inv = Current();
+  const std::vector<std::string>& names = sysfs::UncorrectableErrorCounters();
+  for (Device& d : inv.devices) {
+    auto it = tracks_.find(d.index);
+    if (it == tracks_.end()) continue;
+    const Track& t = it->second;
+    d.present = t.present;
+    d.healthy = t.healthy;
+    d.unhealthy_reason = t.healthy ? "" : t.reason;
+    if (t.present) {
+      for (size_t k = 0; k < names.size() && k < t.last_counters.size(); ++k) {
+        if (t.last_counters[k]) d.hardware[names[k]] = *t.last_counters[k];
+      }
+      if (!t.bound) d.driver.clear();
+    } else if (!t.pci_present) {
+      d.driver.clear();
+    }
+  }
+  inv.total_cores = PresentCores(inv);
+  Publish(std::move(inv));
+  return true;
+}
+
+bool Watcher::Publish(Inventory inv) {
   bool changed;
   std::vector<std::function<void(const Inventory&)>> subs;
   {
@@ -124,14 +224,17 @@ void Watcher::Subscribe(std::function<void(const Inventory&)> on_change) {
 }
 
 void Watcher::Run(absl::Notification& stop) {
-  // Sleeps in slices so a stop is noticed within ~1s on the real clock; with a fake clock one
-  // Advance(interval) still triggers the next poll in one step.
-  const absl::Duration slice = std::min(opts_.interval, absl::Seconds(1));
+  // Sleeps in slices (health_interval, at most 1 s) so a stop is noticed quickly on the real
+  // clock; with a fake clock one Advance(interval) still triggers the next poll in one step.
+  const bool fast = opts_.health_interval > absl::ZeroDuration();
+  const absl::Duration slice =
+      std::min({opts_.interval, absl::Seconds(1), fast ? opts_.health_interval : absl::Seconds(1)});
   while (!stop.HasBeenNotified()) {
     Poll();
     const absl::Time next = clock_.Now() + opts_.interval;
     while (!stop.HasBeenNotified() && clock_.Now() < next) {
       clock_.SleepFor(std::min(slice, next - clock_.Now()));
+      if (fast && !stop.HasBeenNotified() && clock_.Now() < next) PollHealth();
     }
   }
 }

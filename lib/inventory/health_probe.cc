@@ -54,8 +54,10 @@ const std::vector<HealthReading>& HealthProbe::Read() {
     r.class_dir = f.class_dir >= 0 && files_.Exists(f.class_dir);
     r.bound = false;
     r.pci_present = false;
+    r.driver.clear();
     if (r.has_pci && f.driver_link >= 0) {
       const absl::string_view driver = files_.LinkBasename(f.driver_link);
+      r.driver.assign(driver.data(), driver.size());
       r.bound = sysfs::IsNeuronDriver(driver);
       // A readable driver link implies the function; ask for the dir only when it is not.
       r.pci_present = !driver.empty() || (f.pci_dir >= 0 && files_.Exists(f.pci_dir));

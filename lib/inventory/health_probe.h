@@ -26,6 +26,7 @@ struct HealthReading {
   bool class_dir = false;    // sys/class/neuron_device/neuronN exists
   bool pci_present = false;  // its PCI function dir exists (false without has_pci)
   bool bound = false;        // the function's driver link names the Neuron driver
+  std::string driver;        // that link's last component; "" = no link (reused: no churn)
   // One per sysfs::UncorrectableErrorCounters(), in order; nullopt = missing or garbled (and
   // always nullopt while the class dir is gone).
   std::vector<std::optional<uint64_t>> counters;

@@ -121,6 +121,7 @@ bool Watcher::Poll() {
         now, nullptr);
     d->healthy = t.healthy;
     d->unhealthy_reason = t.healthy ? "" : t.reason;
+    t.driver = d->driver;
     t.last_seen = *d;
   }
 
@@ -167,6 +168,7 @@ bool Watcher::PollHealth() {
     }
     if (r.class_dir) {
       const bool bound = !r.has_pci || r.bound;
+      if (t.driver != r.driver) t.driver = r.driver;
       changed |= ApplyPresent(
           r.index, t, bound, [&](size_t k) { return r.counters[k]; }, now, &changed);
     } else {
@@ -189,7 +191,7 @@ bool Watcher::PollHealth() {
       for (size_t k = 0; k < names.size() && k < t.last_counters.size(); ++k) {
         if (t.last_counters[k]) d.hardware[names[k]] = *t.last_counters[k];
       }
-      if (!t.bound) d.driver.clear();
+      if (!d.pci_address.empty()) d.driver = t.driver;
     } else if (!t.pci_present) {
       d.driver.clear();
     }

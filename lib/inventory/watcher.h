@@ -73,6 +73,7 @@ class Watcher {
     bool present = true;      // class dir seen by the latest poll (either pace)
     bool bound = true;        // driver link (present devices) as last read
     bool pci_present = true;  // PCI function dir (gone devices) as last read
+    std::string driver;       // driver link as last read by the fast path
     std::string reason;
     Device last_seen;
   };

@@ -2,6 +2,7 @@
 
 #include <malloc.h>
 
+#include <algorithm>
 #include <atomic>
 #include <filesystem>
 #include <thread>
@@ -71,6 +72,24 @@ struct App::State {
     if (collector) RenderPage();
   }
 
+  // Full scan every interval; between them the health fast path every health_interval, with
+  // the page re-rendered when it changed the snapshot, so the next scrape shows a fault.
+  void PollLoop() {
+    const absl::Duration interval = options.interval;
+    const absl::Duration health = options.health_interval;
+    const bool fast = health > absl::ZeroDuration() && health < interval;
+    absl::Time next_scan = absl::Now() + interval;
+    while (!stop_polling.WaitForNotificationWithTimeout(
+        fast ? std::min(health, next_scan - absl::Now()) : interval)) {
+      if (!fast || absl::Now() >= next_scan) {
+        PollOnce();
+        next_scan = absl::Now() + interval;
+      } else if (watcher->PollHealth() && collector) {
+        RenderPage();
+      }
+    }
+  }
+
   void RenderPage() {
     auto text = std::make_shared<const std::string>(metrics::Expose({collector, registry}));
     auto gzip = std::make_shared<const std::string>(httpserver::GzipCompress(*text));
@@ -104,6 +123,7 @@ absl::Status App::Start() {
   s.fs = sysfs::MakeRootedFs(s.root);
   inventory::WatcherOptions wopts;
   wopts.interval = s.options.interval;
+  wopts.health_interval = s.options.health_interval;
   wopts.healthy_after = s.options.healthy_after;
   wopts.scan.node_name = s.options.node_name;
   wopts.scan.instance_type = s.options.emulate;
@@ -162,9 +182,7 @@ absl::Status App::Start() {
   httpserver::AddHealthEndpoints(s.http, [&s] { return s.ready.load(); });
   if (absl::Status st = s.http.Start(s.options.listen); !st.ok()) return st;
 
-  s.poller = std::thread([&s] {
-    while (!s.stop_polling.WaitForNotificationWithTimeout(s.options.interval)) s.PollOnce();
-  });
+  s.poller = std::thread([&s] { s.PollLoop(); });
   s.ready = true;
   return absl::OkStatus();
 }

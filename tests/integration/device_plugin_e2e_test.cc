@@ -3,7 +3,8 @@
 // fake kubelet (registration, ListAndWatch, GetPreferredAllocation, Allocate, PodResources) and
 // an in-process fake kube-apiserver reached through a kubeconfig: registration of both
 // resources, device counts, the extender's hint, Allocate's device specs and env, the pod
-// handshake, an ECC fault turning a device Unhealthy, and a clean SIGTERM exit.
+// handshake, an ECC fault turning a device Unhealthy (health fast path), and a clean SIGTERM
+// exit.
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -118,7 +119,7 @@ TEST_CASE("neuron-device-plugin binary end to end", "[e2e]") {
                      "--emulate-dir=" + emulated, "--device-plugin-dir=" + kubelet.dir(),
                      "--kubeconfig=" + kubeconfig, "--node-name=" + std::string(kNode),
                      "--pod-resources-socket=" + kubelet.pod_resources_socket(),
-                     "--poll-interval=200ms", "--handshake-interval=1s"},
+                     "--poll-interval=1h", "--health-interval=50ms", "--handshake-interval=1s"},
                     tmp.path + "/plugin.log");
   REQUIRE(plugin.started());
   const LogOnFailure dump{plugin};
@@ -201,7 +202,8 @@ TEST_CASE("neuron-device-plugin binary end to end", "[e2e]") {
   CHECK(ann["NEURON_ALLOC_TIME"] == "1700000000000000000");
   CHECK(ann["k8s.ovn.org/pod-networks"] == ovn);
 
-  // An uncorrectable ECC error on device 3: it and its cores go Unhealthy.
+  // An uncorrectable ECC error on device 3: it and its cores go Unhealthy. The rescan is an
+  // hour away, so this comes through the health fast path.
   REQUIRE(sysfs::emulation::SetCounter(emulated, 3, "stats/hardware/mem_ecc_uncorrected", 1).ok());
   REQUIRE(kubelet.WaitForDevices(
       kDevices, [](const auto& r) { return Health(r, "3") == "Unhealthy" && Healthy(r) == 15; },

@@ -4,7 +4,7 @@
 //   (a) fault written into the tree -> the fake kubelet's ListAndWatch stream shows the device
 //       Unhealthy: the real device plugin App (in-process, real unix sockets, real gRPC);
 //       fault written -> a scrape of the real agent App's /metrics shows it (gzip scrapes, as
-//       Prometheus sends them, every 2 ms); 50 faults each, recovering between them
+//       Prometheus sends them, every 5 ms); 50 faults each, recovering between them
 //       (healthy_after 100 ms), each written at a random phase of the health tick;
 //   (b) CPU of the health fast path alone: a thread doing only PollHealth() every
 //       health_interval for 10 s, getrusage(RUSAGE_THREAD), as % of one core.
@@ -166,7 +166,7 @@ void AgentLatency() {
     auto scrape_until = [&](const std::string& line, absl::Time deadline) {
       while (absl::Now() < deadline) {
         if (Scrape(app.port()).find(line) != std::string::npos) return true;
-        absl::SleepFor(absl::Milliseconds(2));
+        absl::SleepFor(absl::Milliseconds(5));
       }
       return false;
     };

@@ -2,7 +2,6 @@
 
 #include <malloc.h>
 
-#include <algorithm>
 #include <atomic>
 #include <filesystem>
 #include <thread>
@@ -43,10 +42,12 @@ struct App::State {
   prometheus::Counter* label_errors = nullptr;
   httpserver::HttpServer http;
   absl::Notification stop_polling;
-  std::thread poller;
+  std::thread poller;         // full rescans, every interval
+  std::thread health_poller;  // health fast path, every health_interval
+  absl::Mutex render_mu;
   std::atomic<bool> ready{false};
-  // /metrics is rendered (and gzipped) once per scan, not per scrape: a trn2.48xlarge page has
-  // ~6k samples and scrapes must stay in the low milliseconds.
+  // /metrics is rendered (and gzipped) once per scan or health change, not per scrape: a
+  // trn2.48xlarge page has ~6k samples and scrapes must stay in the low milliseconds.
   absl::Mutex page_mu;
   std::shared_ptr<const std::string> page_text ABSL_GUARDED_BY(page_mu);
   std::shared_ptr<const std::string> page_gzip ABSL_GUARDED_BY(page_mu);
@@ -72,25 +73,10 @@ struct App::State {
     if (collector) RenderPage();
   }
 
-  // Full scan every interval; between them the health fast path every health_interval, with
-  // the page re-rendered when it changed the snapshot, so the next scrape shows a fault.
-  void PollLoop() {
-    const absl::Duration interval = options.interval;
-    const absl::Duration health = options.health_interval;
-    const bool fast = health > absl::ZeroDuration() && health < interval;
-    absl::Time next_scan = absl::Now() + interval;
-    while (!stop_polling.WaitForNotificationWithTimeout(
-        fast ? std::min(health, next_scan - absl::Now()) : interval)) {
-      if (!fast || absl::Now() >= next_scan) {
-        PollOnce();
-        next_scan = absl::Now() + interval;
-      } else if (watcher->PollHealth() && collector) {
-        RenderPage();
-      }
-    }
-  }
-
+  // Called from the scan thread and the health thread: one render at a time, each from the
+  // snapshot current when it starts, so the page last stored is never older than another.
   void RenderPage() {
+    absl::MutexLock render_lock(&render_mu);
     auto text = std::make_shared<const std::string>(metrics::Expose({collector, registry}));
     auto gzip = std::make_shared<const std::string>(httpserver::GzipCompress(*text));
     {
@@ -182,7 +168,17 @@ absl::Status App::Start() {
   httpserver::AddHealthEndpoints(s.http, [&s] { return s.ready.load(); });
   if (absl::Status st = s.http.Start(s.options.listen); !st.ok()) return st;
 
-  s.poller = std::thread([&s] { s.PollLoop(); });
+  s.poller = std::thread([&s] {
+    while (!s.stop_polling.WaitForNotificationWithTimeout(s.options.interval)) s.PollOnce();
+  });
+  if (s.options.health_interval > absl::ZeroDuration()) {
+    // Re-renders /metrics when a fault changed the snapshot, so the next scrape shows it.
+    s.health_poller = std::thread([&s] {
+      while (!s.stop_polling.WaitForNotificationWithTimeout(s.options.health_interval)) {
+        if (s.watcher->PollHealth()) s.RenderPage();
+      }
+    });
+  }
   s.ready = true;
   return absl::OkStatus();
 }
@@ -192,6 +188,7 @@ void App::Stop() {
   s.ready = false;
   if (!s.stop_polling.HasBeenNotified()) s.stop_polling.Notify();
   if (s.poller.joinable()) s.poller.join();
+  if (s.health_poller.joinable()) s.health_poller.join();
   s.http.Stop();
   if (s.owns_root) {
     std::error_code ec;

@@ -2,6 +2,7 @@
 #include "lib/inventory/watcher.h"
 
 #include <algorithm>
+#include <thread>
 #include <tuple>
 
 #include "lib/sysfs/neuron_driver.h"
@@ -87,6 +88,7 @@ bool Watcher::ApplyGone(int index, Track& t, bool pci_present, absl::Time now) {
 }
 
 bool Watcher::Poll() {
+  absl::MutexLock scan_lock(&scan_mu_);
   absl::StatusOr<Inventory> scanned = scanner_.Scan();
   if (!scanned.ok()) {
     spdlog::warn("inventory scan failed error=\"{}\"", std::string(scanned.status().message()));
@@ -95,45 +97,48 @@ bool Watcher::Poll() {
     return false;
   }
   Inventory inv = *std::move(scanned);
-  const absl::Time now = clock_.Now();
+  inv.read_errors = scanner_.read_errors();
   const std::vector<std::string>& names = sysfs::UncorrectableErrorCounters();
 
-  std::map<int, Device*> seen;
-  for (Device& d : inv.devices) seen[d.index] = &d;
-
-  for (auto& [index, d] : seen) {
-    Track& t = tracks_[index];
-    if (!d->pci_address.empty()) {
-      // The driver link is read now, not taken from the scanner's PCI list (re-read only when
-      // the device set changes), so both paces judge the same file.
-      auto link = fs_.ReadLink(sysfs::PciFunctionDir(d->pci_address) + "/driver");
-      const size_t slash = link.ok() ? link->rfind('/') : std::string::npos;
-      d->driver = !link.ok() ? "" : slash == std::string::npos ? *link : link->substr(slash + 1);
-    }
-    const bool bound = d->pci_address.empty() || sysfs::IsNeuronDriver(d->driver);
-    ApplyPresent(
-        index, t, bound,
-        [&](size_t k) -> std::optional<uint64_t> {
-          auto it = d->hardware.find(names[k]);
-          if (it == d->hardware.end()) return std::nullopt;
-          return it->second;
-        },
-        now, nullptr);
-    d->healthy = t.healthy;
-    d->unhealthy_reason = t.healthy ? "" : t.reason;
-    t.driver = d->driver;
-    t.last_seen = *d;
+  absl::MutexLock health_lock(&health_mu_);
+  // Watch the scanned devices and the ones seen before (kept as ghosts), then judge all of them
+  // on fresh reads of the health files, as the fast path does.
+  std::map<int, Device> devices;
+  for (Device& d : inv.devices) devices.emplace(d.index, std::move(d));
+  std::vector<std::pair<int, std::string>> watched;
+  for (const auto& [index, d] : devices) watched.emplace_back(index, d.pci_address);
+  for (const auto& [index, t] : tracks_) {
+    if (devices.count(index) == 0) watched.emplace_back(index, t.last_seen.pci_address);
   }
-
-  // Devices seen before and missing now stay in the snapshot, unhealthy.
-  for (auto& [index, t] : tracks_) {
-    if (seen.count(index) != 0) continue;
-    const std::string& addr = t.last_seen.pci_address;
-    // Asked of sysfs on every poll, not of the scanner's PCI list: that list is re-read only
-    // when the set of neuronN entries changes, and a hot-unplug removes the class device and
-    // the PCI function in two steps that a poll can fall between.
-    const bool pci_present = !addr.empty() && fs_.Exists(sysfs::PciFunctionDir(addr));
-    ApplyGone(index, t, pci_present, now);
+  std::sort(watched.begin(), watched.end());
+  probe_.Reset(watched);
+  const absl::Time now = clock_.Now();
+  inv.devices.clear();
+  for (const HealthReading& r : probe_.Read()) {
+    Track& t = tracks_[r.index];
+    auto it = devices.find(r.index);
+    if (it != devices.end() && r.class_dir) {
+      Device& d = it->second;
+      if (r.has_pci) d.driver = r.driver;
+      t.driver = d.driver;
+      ApplyPresent(
+          r.index, t, !r.has_pci || r.bound, [&](size_t k) { return r.counters[k]; }, now, nullptr);
+      for (size_t k = 0; k < names.size(); ++k) {
+        if (r.counters[k]) d.hardware[names[k]] = *r.counters[k];
+      }
+      d.healthy = t.healthy;
+      d.unhealthy_reason = t.healthy ? "" : t.reason;
+      t.last_seen = d;
+      inv.devices.push_back(std::move(d));
+      continue;
+    }
+    // Seen before and missing now (or gone since the scan): kept in the snapshot, unhealthy.
+    // The PCI function is asked of sysfs, not of the scanner's PCI list: that list is re-read
+    // only when the set of neuronN entries changes, and a hot-unplug removes the class device
+    // and the PCI function in two steps that a poll can fall between.
+    if (it != devices.end()) t.last_seen = it->second;
+    const bool pci_present = r.has_pci && r.pci_present;
+    ApplyGone(r.index, t, pci_present, now);
     Device ghost = t.last_seen;
     ghost.present = false;
     ghost.healthy = false;
@@ -141,63 +146,59 @@ bool Watcher::Poll() {
     if (!pci_present) ghost.driver.clear();
     inv.devices.push_back(std::move(ghost));
   }
-  std::sort(inv.devices.begin(), inv.devices.end(),
-            [](const Device& a, const Device& b) { return a.index < b.index; });
-  inv.read_errors = scanner_.read_errors();
-
-  std::vector<std::pair<int, std::string>> watched;
-  for (const Device& d : inv.devices) watched.emplace_back(d.index, d.pci_address);
-  probe_.Reset(watched);
+  inv.total_cores = PresentCores(inv);
   return Publish(std::move(inv));
 }
 
 bool Watcher::PollHealth() {
-  const std::vector<HealthReading>& readings = probe_.Read();
-  if (readings.empty()) return false;
-  const absl::Time now = clock_.Now();
-  bool changed = false;
-  for (const HealthReading& r : readings) {
-    auto it = tracks_.find(r.index);
-    if (it == tracks_.end()) continue;
-    Track& t = it->second;
-    if (!t.present && r.class_dir) {
-      // Back (re-probe, hot-plug): its attributes and PCI pairing need the full scan.
-      spdlog::info("device reappeared device={}, rescanning", r.index);
-      Poll();
-      return true;
-    }
-    if (r.class_dir) {
-      const bool bound = !r.has_pci || r.bound;
-      if (t.driver != r.driver) t.driver = r.driver;
-      changed |= ApplyPresent(
-          r.index, t, bound, [&](size_t k) { return r.counters[k]; }, now, &changed);
-    } else {
-      changed |= ApplyGone(r.index, t, r.has_pci && r.pci_present, now);
-    }
-  }
-  if (!changed) return false;
-
-  // Patch the last full snapshot with what the fast path saw (allocates only on a change).
-  Inventory inv = Current();
-  const std::vector<std::string>& names = sysfs::UncorrectableErrorCounters();
-  for (Device& d : inv.devices) {
-    auto it = tracks_.find(d.index);
-    if (it == tracks_.end()) continue;
-    const Track& t = it->second;
-    d.present = t.present;
-    d.healthy = t.healthy;
-    d.unhealthy_reason = t.healthy ? "" : t.reason;
-    if (t.present) {
-      for (size_t k = 0; k < names.size() && k < t.last_counters.size(); ++k) {
-        if (t.last_counters[k]) d.hardware[names[k]] = *t.last_counters[k];
+  bool reappeared = false;
+  {
+    absl::MutexLock health_lock(&health_mu_);
+    const std::vector<HealthReading>& readings = probe_.Read();
+    const absl::Time now = clock_.Now();
+    bool changed = false;
+    for (const HealthReading& r : readings) {
+      auto it = tracks_.find(r.index);
+      if (it == tracks_.end()) continue;
+      Track& t = it->second;
+      if (!t.present && r.class_dir) {
+        reappeared = true;  // its attributes and PCI pairing need the full scan (below)
+      } else if (r.class_dir) {
+        if (t.driver != r.driver && r.has_pci) t.driver = r.driver;
+        changed |= ApplyPresent(
+            r.index, t, !r.has_pci || r.bound, [&](size_t k) { return r.counters[k]; }, now,
+            &changed);
+      } else {
+        changed |= ApplyGone(r.index, t, r.has_pci && r.pci_present, now);
       }
-      if (!d.pci_address.empty()) d.driver = t.driver;
-    } else if (!t.pci_present) {
-      d.driver.clear();
     }
+    if (changed) {
+      // Patch the last snapshot with what the fast path saw (allocates only on a change).
+      Inventory inv = Current();
+      const std::vector<std::string>& names = sysfs::UncorrectableErrorCounters();
+      for (Device& d : inv.devices) {
+        auto it = tracks_.find(d.index);
+        if (it == tracks_.end()) continue;
+        const Track& t = it->second;
+        d.present = t.present;
+        d.healthy = t.healthy;
+        d.unhealthy_reason = t.healthy ? "" : t.reason;
+        if (t.present) {
+          for (size_t k = 0; k < names.size() && k < t.last_counters.size(); ++k) {
+            if (t.last_counters[k]) d.hardware[names[k]] = *t.last_counters[k];
+          }
+          if (!d.pci_address.empty()) d.driver = t.driver;
+        } else if (!t.pci_present) {
+          d.driver.clear();
+        }
+      }
+      inv.total_cores = PresentCores(inv);
+      Publish(std::move(inv));
+    }
+    if (!reappeared) return changed;
   }
-  inv.total_cores = PresentCores(inv);
-  Publish(std::move(inv));
+  spdlog::info("device reappeared, rescanning");
+  Poll();
   return true;
 }
 
@@ -226,19 +227,28 @@ void Watcher::Subscribe(std::function<void(const Inventory&)> on_change) {
 }
 
 void Watcher::Run(absl::Notification& stop) {
-  // Sleeps in slices (health_interval, at most 1 s) so a stop is noticed quickly on the real
-  // clock; with a fake clock one Advance(interval) still triggers the next poll in one step.
-  const bool fast = opts_.health_interval > absl::ZeroDuration();
-  const absl::Duration slice =
-      std::min({opts_.interval, absl::Seconds(1), fast ? opts_.health_interval : absl::Seconds(1)});
+  // The fast path gets its own thread so a rescan (tens of ms on a 16-device node) never
+  // delays it.
+  std::thread fast;
+  if (opts_.health_interval > absl::ZeroDuration()) {
+    fast = std::thread([this, &stop] {
+      while (!stop.HasBeenNotified()) {
+        clock_.SleepFor(opts_.health_interval);
+        if (!stop.HasBeenNotified()) PollHealth();
+      }
+    });
+  }
+  // Sleeps in slices so a stop is noticed within ~1s on the real clock; with a fake clock one
+  // Advance(interval) still triggers the next poll in one step.
+  const absl::Duration slice = std::min(opts_.interval, absl::Seconds(1));
   while (!stop.HasBeenNotified()) {
     Poll();
     const absl::Time next = clock_.Now() + opts_.interval;
     while (!stop.HasBeenNotified() && clock_.Now() < next) {
       clock_.SleepFor(std::min(slice, next - clock_.Now()));
-      if (fast && !stop.HasBeenNotified() && clock_.Now() < next) PollHealth();
     }
   }
+  if (fast.joinable()) fast.join();
 }
 
 }  // namespace neuron::inventory

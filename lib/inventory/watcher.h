@@ -1,9 +1,10 @@
 // File: lib/inventory/watcher.h
 // Periodic rescans plus two-way device health, on two paces:
 //   * Poll(): the full rescan (every `interval`, 5 s): devices, attributes, counters;
-//   * PollHealth(): the fast path (every `health_interval`, 100 ms): reads only what health
-//     depends on (HealthProbe: class dir, PCI driver link, uncorrectable counters) and applies
-//     the same rules, so a fault reaches subscribers within one health_interval.
+//   * PollHealth(): the fast path (every `health_interval`, 100 ms, on its own thread in Run):
+//     reads only what health depends on (HealthProbe: class dir, PCI driver link, uncorrectable
+//     counters) and applies the same rules, so a fault reaches subscribers within about one
+//     health_interval, even while a full rescan is running.
 //
 // Health rules (per device index, applied on every Poll):
 //   * unhealthy "vanished"          the device's neuronN entry and its PCI function are gone
@@ -52,17 +53,20 @@ class Watcher {
 
   // One rescan now. Applies health rules; returns true if devices or health changed (the first
   // successful Poll always returns true). A failed scan keeps the previous snapshot, counts a
-  // read error and returns false.
-  bool Poll();
+  // read error and returns false. Health is judged from the probe's reads taken after the scan,
+  // so a slow scan never overrides what the fast path saw meanwhile.
+  bool Poll() ABSL_LOCKS_EXCLUDED(scan_mu_, health_mu_);
   // The fast path over the devices of the last Poll. Returns true when it changed the snapshot
   // (health, presence or an uncorrectable counter value); subscribers are told, as after Poll,
-  // when devices/health changed. A device coming back triggers a full Poll. Call it from the
-  // thread that calls Poll (both use the health memory without a lock). No-op before Poll.
-  bool PollHealth();
+  // when devices/health changed. A device coming back triggers a full Poll. Safe to call from
+  // another thread than Poll (Run does); a no-op before the first Poll.
+  bool PollHealth() ABSL_LOCKS_EXCLUDED(scan_mu_, health_mu_);
   Inventory Current() const;  // thread-safe copy
-  // Called (from the polling thread) after every Poll/PollHealth that changed devices/health.
+  // Called (from a polling thread, one call at a time) after every Poll/PollHealth that
+  // changed devices/health. Must not call Poll/PollHealth.
   void Subscribe(std::function<void(const Inventory&)> on_change);
-  // Poll() every interval and PollHealth() every health_interval (via clock) until stop.
+  // Poll() every interval and, on a second thread, PollHealth() every health_interval (both
+  // via the clock) until stop.
   void Run(absl::Notification& stop);
 
  private:
@@ -70,10 +74,10 @@ class Watcher {
     std::vector<std::optional<uint64_t>> last_counters;  // per UncorrectableErrorCounters()
     absl::Time last_bad = absl::InfinitePast();          // last poll that saw a fault
     bool healthy = true;
-    bool present = true;      // class dir seen by the latest poll (either pace)
+    bool present = true;      // class dir as last read
     bool bound = true;        // driver link (present devices) as last read
     bool pci_present = true;  // PCI function dir (gone devices) as last read
-    std::string driver;       // driver link as last read by the fast path
+    std::string driver;       // driver link's last component as last read
     std::string reason;
     Device last_seen;
   };
@@ -81,18 +85,23 @@ class Watcher {
   // `counter(k)` is the k-th uncorrectable counter as read now (nullopt = not readable).
   bool ApplyPresent(int index, Track& t, bool bound,
                     absl::FunctionRef<std::optional<uint64_t>(size_t)> counter, absl::Time now,
-                    bool* counters_moved);
-  bool ApplyGone(int index, Track& t, bool pci_present, absl::Time now);
+                    bool* counters_moved) ABSL_EXCLUSIVE_LOCKS_REQUIRED(health_mu_);
+  bool ApplyGone(int index, Track& t, bool pci_present, absl::Time now)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(health_mu_);
   // Stores `inv` as the snapshot and tells subscribers if devices/health changed.
-  bool Publish(Inventory inv);
+  bool Publish(Inventory inv) ABSL_EXCLUSIVE_LOCKS_REQUIRED(health_mu_);
 
   Clock& clock_;
   WatcherOptions opts_;
   const sysfs::Fs& fs_;
-  Scanner scanner_;    // used only from the polling thread
-  HealthProbe probe_;  // likewise
-  std::map<int, Track> tracks_;
-  mutable absl::Mutex mu_;
+  // Lock order: scan_mu_, health_mu_, mu_. The slow scan holds only scan_mu_, so the fast path
+  // goes on while a rescan reads thousands of files.
+  absl::Mutex scan_mu_;
+  Scanner scanner_ ABSL_GUARDED_BY(scan_mu_);
+  absl::Mutex health_mu_ ABSL_ACQUIRED_AFTER(scan_mu_);
+  HealthProbe probe_ ABSL_GUARDED_BY(health_mu_);
+  std::map<int, Track> tracks_ ABSL_GUARDED_BY(health_mu_);
+  mutable absl::Mutex mu_ ABSL_ACQUIRED_AFTER(health_mu_);
   bool first_ ABSL_GUARDED_BY(mu_) = true;
   Inventory current_ ABSL_GUARDED_BY(mu_);
   std::vector<std::function<void(const Inventory&)>> subscribers_ ABSL_GUARDED_BY(mu_);

@@ -3,6 +3,7 @@
 // plugin; the fake kubelet sees health changes through ListAndWatch.
 #include <sys/stat.h>
 
+#include <atomic>
 #include <filesystem>
 #include <thread>
 
@@ -128,7 +129,11 @@ TEST_CASE("Faults reach ListAndWatch through the health fast path", "[integratio
   absl::Notification stop;
   absl::Status manager_status;
   std::thread t([&] { manager_status = manager.Run(stop); });
-  std::thread watch([&] { node.watcher->Run(stop); });
+  std::atomic<bool> watch_done{false};
+  std::thread watch([&] {
+    node.watcher->Run(stop);
+    watch_done = true;
+  });
 
   const std::string kRes = "aws.amazon.com/neuron";
   // Moves the fake clock one health tick at a time (never near the rescan) until the kubelet's
@@ -156,7 +161,10 @@ TEST_CASE("Faults reach ListAndWatch through the health fast path", "[integratio
   CHECK(kubelet.LatestDevices(kRes)->devices_size() == 6);
 
   stop.Notify();
-  node.clock.Advance(absl::Hours(1));
+  while (!watch_done) {  // Run's two threads may each be about to sleep on the fake clock
+    node.clock.Advance(absl::Hours(1));
+    absl::SleepFor(absl::Milliseconds(1));
+  }
   watch.join();
   t.join();
   CHECK(manager_status.ok());

@@ -161,19 +161,26 @@ TEST_CASE("fast path: an unbind (class dir and driver link gone)", "[inventory][
 TEST_CASE("Run checks health every health_interval", "[inventory][watcher][health]") {
   Fixture f;
   absl::Notification stop;
-  std::thread t([&] { f.watcher->Run(stop); });
+  std::atomic<bool> done{false};
+  std::thread t([&] {
+    f.watcher->Run(stop);
+    done = true;
+  });
   auto wait_for = [](const std::function<bool()>& cond) {
     const absl::Time deadline = absl::Now() + absl::Seconds(30);
     while (!cond() && absl::Now() < deadline) absl::SleepFor(absl::Milliseconds(1));
     return cond();
   };
-  REQUIRE(wait_for([&] { return f.clock.sleepers() > 0; }));
+  REQUIRE(wait_for([&] { return f.clock.sleepers() == 2; }));  // rescan and health threads
   CHECK(f.notifications == 1);
   REQUIRE(em::SetCounter(f.dir.path(), 0, "stats/hardware/sram_ecc_uncorrected", 2).ok());
   f.clock.Advance(absl::Milliseconds(100));  // one health tick; the rescan is an hour away
   CHECK(wait_for([&] { return f.notifications == 2; }));
   stop.Notify();
-  f.clock.Advance(absl::Hours(1));
+  while (!done) {  // either thread may be about to sleep again: advance until both left
+    f.clock.Advance(absl::Hours(1));
+    absl::SleepFor(absl::Milliseconds(1));
+  }
   t.join();
   CHECK_FALSE(f.watcher->Current().devices[0].healthy);
 }

@@ -54,7 +54,7 @@ int main(int argc, char** argv) {
                  "How often devices are fully rescanned (sysfs): attributes, cores, presence.");
   flags.Duration("health-interval", &opts.health_interval,
                  "How often only the health files (uncorrectable error counters, device dir, "
-                 "PCI driver link) are read; 0 = health on rescans only.");
+                 "PCI driver link) are read.");
   flags.Duration("healthy-after", &opts.healthy_after,
                  "Quiet period after a fault before a device is reported Healthy again.");
   flags.Duration("handshake-interval", &opts.handshake_interval,

@@ -45,7 +45,7 @@ int main(int argc, char** argv) {
   flags.Duration("interval", &opts.interval, "How often sysfs is fully rescanned.");
   flags.Duration("health-interval", &opts.health_interval,
                  "How often only the health files (uncorrectable error counters, device dir, "
-                 "PCI driver link) are read; 0 = health on rescans only.");
+                 "PCI driver link) are read.");
   flags.Duration("healthy-after", &opts.healthy_after,
                  "Quiet period after which an unhealthy device is healthy again.");
   flags.String("log-level", &log_level, "trace, debug, info, warn, error, critical or off.");

@@ -1,6 +1,6 @@
 // File: bench/health_bench.cc
 // Health latency as the user waits for it, on an emulated trn2.48xlarge (16 devices), with the
-// default --interval (5 s full rescan) and --health-interval (100 ms fast path):
+// default --interval (5 s full rescan) and --health-interval (50 ms fast path):
 //   (a) fault written into the tree -> the fake kubelet's ListAndWatch stream shows the device
 //       Unhealthy: the real device plugin App (in-process, real unix sockets, real gRPC);
 //       fault written -> a scrape of the real agent App's /metrics shows it (gzip scrapes, as
@@ -39,7 +39,7 @@ namespace {
 constexpr char kShape[] = "trn2.48xlarge";
 constexpr int kDevices = 16;
 constexpr int kFaults = 50;
-constexpr absl::Duration kHealthInterval = absl::Milliseconds(100);
+absl::Duration health_interval = absl::Milliseconds(50);  // argv[1] sets it ("100ms")
 constexpr absl::Duration kHealthyAfter = absl::Milliseconds(100);
 
 std::string TempDir(const char* name) {
@@ -74,7 +74,7 @@ double Ms(absl::Duration d) { return absl::ToDoubleMilliseconds(d); }
 // Faults land at a random phase of the health tick, as real ones do: right after a recovery
 // (which is itself published on a tick) a write would always wait one whole tick.
 void RandomPause(std::mt19937& rng) {
-  std::uniform_int_distribution<int> us(0, absl::ToInt64Microseconds(kHealthInterval));
+  std::uniform_int_distribution<int> us(0, absl::ToInt64Microseconds(health_interval));
   absl::SleepFor(absl::Microseconds(us(rng)));
 }
 
@@ -115,7 +115,7 @@ void PluginLatency() {
   o.plugin_dir = kubelet.dir();
   o.emulate = kShape;
   o.emulate_dir = tmp + "/host";
-  o.health_interval = kHealthInterval;
+  o.health_interval = health_interval;
   o.healthy_after = kHealthyAfter;
   deviceplugin::App app(o);
   absl::Notification stop;
@@ -156,7 +156,7 @@ void AgentLatency() {
   o.emulate = kShape;
   o.emulate_dir = tmp + "/host";
   o.listen = "127.0.0.1:0";
-  o.health_interval = kHealthInterval;
+  o.health_interval = health_interval;
   o.healthy_after = kHealthyAfter;
   agent::App app(o, Clock::Real());
   std::vector<double> ms;
@@ -224,10 +224,14 @@ void FastPathCpu(absl::Duration interval) {
 }  // namespace
 }  // namespace neuron
 
-int main() {
+int main(int argc, char** argv) {
   spdlog::set_level(spdlog::level::err);  // one warn line per fault would dominate the output
+  if (argc > 1 && !absl::ParseDuration(argv[1], &neuron::health_interval)) {
+    std::fprintf(stderr, "usage: %s [health_interval, default 50ms]\n", argv[0]);
+    return 2;
+  }
   std::printf("emulated %s, %d devices, health_interval %s, healthy_after %s\n", neuron::kShape,
-              neuron::kDevices, absl::FormatDuration(neuron::kHealthInterval).c_str(),
+              neuron::kDevices, absl::FormatDuration(neuron::health_interval).c_str(),
               absl::FormatDuration(neuron::kHealthyAfter).c_str());
   neuron::PluginLatency();
   neuron::AgentLatency();

@@ -25,7 +25,7 @@ struct AgentOptions {
   std::string node_name;
   std::string features_dir;                    // NFD features.d; "" = do not publish labels
   absl::Duration interval = absl::Seconds(5);  // full rescan
-  absl::Duration health_interval = absl::Milliseconds(100);  // health fast path; 0 = off
+  absl::Duration health_interval = absl::Milliseconds(50);  // health fast path; 0 = off
   absl::Duration healthy_after = absl::Seconds(30);
 };
 

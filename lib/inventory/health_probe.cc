@@ -62,7 +62,7 @@ const std::vector<HealthReading>& HealthProbe::Read() {
       r.pci_present = !driver.empty() || (f.pci_dir >= 0 && files_.Exists(f.pci_dir));
     }
     // A counter that reads proves the class dir is there: the stat is needed only otherwise
-    // (each syscall here costs microseconds, 16 devices, ten times a second).
+    // (each syscall here costs microseconds, 16 devices, 20 times a second).
     bool any_counter = false;
     for (size_t k = 0; k < r.counters.size(); ++k) {
       const int h = f.counters[k];

@@ -1,7 +1,7 @@
 // File: lib/inventory/watcher.h
 // Periodic rescans plus two-way device health, on two paces:
 //   * Poll(): the full rescan (every `interval`, 5 s): devices, attributes, counters;
-//   * PollHealth(): the fast path (every `health_interval`, 100 ms, on its own thread in Run):
+//   * PollHealth(): the fast path (every `health_interval`, 50 ms, on its own thread in Run):
 //     reads only what health depends on (HealthProbe: class dir, PCI driver link, uncorrectable
 //     counters) and applies the same rules, so a fault reaches subscribers within about one
 //     health_interval, even while a full rescan is running.
@@ -41,8 +41,8 @@
 namespace neuron::inventory {
 
 struct WatcherOptions {
-  absl::Duration interval = absl::Seconds(5);                // full rescan
-  absl::Duration health_interval = absl::Milliseconds(100);  // fast path; <= 0 = off
+  absl::Duration interval = absl::Seconds(5);               // full rescan
+  absl::Duration health_interval = absl::Milliseconds(50);  // fast path; <= 0 = off
   absl::Duration healthy_after = absl::Seconds(30);  // quiet period before unhealthy -> healthy
   ScanOptions scan = {};                             // node name, known instance type
 };

@@ -51,7 +51,12 @@ int main(int argc, char** argv) {
   flags.String("visible-cores-numbering", &numbering,
                "NEURON_RT_VISIBLE_CORES numbering: container (0-based in the container) or host.");
   flags.Duration("poll-interval", &opts.poll_interval,
-                 "How often devices are rescanned (sysfs) for health and presence.");
+                 "How often devices are fully rescanned (sysfs): attributes, cores, presence.");
+  flags.Duration("health-interval", &opts.health_interval,
+                 "How often only the health files (uncorrectable error counters, device dir, "
+                 "PCI driver link) are read.");
+  flags.Duration("healthy-after", &opts.healthy_after,
+                 "Quiet period after a fault before a device is reported Healthy again.");
   flags.Duration("handshake-interval", &opts.handshake_interval,
                  "How often pod annotations are resynced with the kubelet's PodResources.");
   flags.String("log-level", &log_level, "trace, debug, info, warn, error, critical or off.");

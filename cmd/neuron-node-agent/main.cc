@@ -42,7 +42,10 @@ int main(int argc, char** argv) {
       "features-dir", &opts.features_dir,
       "NFD local features directory (e.g. /etc/kubernetes/node-feature-discovery/features.d); "
       "empty disables labels.");
-  flags.Duration("interval", &opts.interval, "How often sysfs is rescanned.");
+  flags.Duration("interval", &opts.interval, "How often sysfs is fully rescanned.");
+  flags.Duration("health-interval", &opts.health_interval,
+                 "How often only the health files (uncorrectable error counters, device dir, "
+                 "PCI driver link) are read.");
   flags.Duration("healthy-after", &opts.healthy_after,
                  "Quiet period after which an unhealthy device is healthy again.");
   flags.String("log-level", &log_level, "trace, debug, info, warn, error, critical or off.");

@@ -42,10 +42,12 @@ struct App::State {
   prometheus::Counter* label_errors = nullptr;
   httpserver::HttpServer http;
   absl::Notification stop_polling;
-  std::thread poller;
+  std::thread poller;         // full rescans, every interval
+  std::thread health_poller;  // health fast path, every health_interval
+  absl::Mutex render_mu;
   std::atomic<bool> ready{false};
-  // /metrics is rendered (and gzipped) once per scan, not per scrape: a trn2.48xlarge page has
-  // ~6k samples and scrapes must stay in the low milliseconds.
+  // /metrics is rendered (and gzipped) once per scan or health change, not per scrape: a
+  // trn2.48xlarge page has ~6k samples and scrapes must stay in the low milliseconds.
   absl::Mutex page_mu;
   std::shared_ptr<const std::string> page_text ABSL_GUARDED_BY(page_mu);
   std::shared_ptr<const std::string> page_gzip ABSL_GUARDED_BY(page_mu);
@@ -71,7 +73,10 @@ struct App::State {
     if (collector) RenderPage();
   }
 
+  // Called from the scan thread and the health thread: one render at a time, each from the
+  // snapshot current when it starts, so the page last stored is never older than another.
   void RenderPage() {
+    absl::MutexLock render_lock(&render_mu);
     auto text = std::make_shared<const std::string>(metrics::Expose({collector, registry}));
     auto gzip = std::make_shared<const std::string>(httpserver::GzipCompress(*text));
     {
@@ -104,6 +109,7 @@ absl::Status App::Start() {
   s.fs = sysfs::MakeRootedFs(s.root);
   inventory::WatcherOptions wopts;
   wopts.interval = s.options.interval;
+  wopts.health_interval = s.options.health_interval;
   wopts.healthy_after = s.options.healthy_after;
   wopts.scan.node_name = s.options.node_name;
   wopts.scan.instance_type = s.options.emulate;
@@ -165,6 +171,14 @@ absl::Status App::Start() {
   s.poller = std::thread([&s] {
     while (!s.stop_polling.WaitForNotificationWithTimeout(s.options.interval)) s.PollOnce();
   });
+  if (s.options.health_interval > absl::ZeroDuration()) {
+    // Re-renders /metrics when a fault changed the snapshot, so the next scrape shows it.
+    s.health_poller = std::thread([&s] {
+      while (!s.stop_polling.WaitForNotificationWithTimeout(s.options.health_interval)) {
+        if (s.watcher->PollHealth()) s.RenderPage();
+      }
+    });
+  }
   s.ready = true;
   return absl::OkStatus();
 }
@@ -174,6 +188,7 @@ void App::Stop() {
   s.ready = false;
   if (!s.stop_polling.HasBeenNotified()) s.stop_polling.Notify();
   if (s.poller.joinable()) s.poller.join();
+  if (s.health_poller.joinable()) s.health_poller.join();
   s.http.Stop();
   if (s.owns_root) {
     std::error_code ec;

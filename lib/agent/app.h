@@ -23,8 +23,9 @@ struct AgentOptions {
   int lnc = 0;                  // logical NeuronCore config for emulation (0 = default)
   std::string listen = "0.0.0.0:8000";
   std::string node_name;
-  std::string features_dir;  // NFD features.d; "" = do not publish labels
-  absl::Duration interval = absl::Seconds(5);
+  std::string features_dir;                    // NFD features.d; "" = do not publish labels
+  absl::Duration interval = absl::Seconds(5);  // full rescan
+  absl::Duration health_interval = absl::Milliseconds(50);  // health fast path; 0 = off
   absl::Duration healthy_after = absl::Seconds(30);
 };
 

@@ -32,6 +32,8 @@ absl::Status App::Run(absl::Notification& stop) {
   std::unique_ptr<sysfs::Fs> fs = sysfs::MakeRootedFs(root);
   inventory::WatcherOptions wopts;
   wopts.interval = opts_.poll_interval;
+  wopts.health_interval = opts_.health_interval;
+  wopts.healthy_after = opts_.healthy_after;
   wopts.scan.node_name = opts_.node_name;
   wopts.scan.instance_type = opts_.emulate;
   inventory::Watcher watcher(*fs, Clock::Real(), wopts);
@@ -100,9 +102,9 @@ absl::Status App::Run(absl::Notification& stop) {
     for (PluginServer* s : raw) s->NotifyChanged();
   });
 
-  std::thread poller([&] {
-    while (!stop.WaitForNotificationWithTimeout(opts_.poll_interval)) watcher.Poll();
-  });
+  // Rescans every poll_interval, checks health every health_interval (the first rescan in
+  // Run repeats the one above: harmless, and it catches what changed since).
+  std::thread poller([&] { watcher.Run(stop); });
   std::thread handshaker;
   if (handshake) {
     handshaker = std::thread([&] {

@@ -27,7 +27,9 @@ struct AppOptions {
   std::string pod_resources_socket = "/var/lib/kubelet/pod-resources/kubelet.sock";
   std::vector<ResourceKind> resources = {ResourceKind::kDevice, ResourceKind::kCore};
   CoreNumbering numbering = CoreNumbering::kContainer;
-  absl::Duration poll_interval = absl::Seconds(5);
+  absl::Duration poll_interval = absl::Seconds(5);          // full rescan
+  absl::Duration health_interval = absl::Milliseconds(50);  // health fast path; 0 = off
+  absl::Duration healthy_after = absl::Seconds(30);         // quiet period before healthy again
   absl::Duration handshake_interval = absl::Seconds(10);
   absl::Duration pod_cache_sync_timeout = absl::Seconds(2);  // startup wait, not fatal
 };

@@ -2,6 +2,7 @@
 #include "lib/inventory/watcher.h"
 
 #include <algorithm>
+#include <thread>
 #include <tuple>
 
 #include "lib/sysfs/neuron_driver.h"
@@ -24,12 +25,70 @@ auto Shape(const Inventory& inv) {
   return std::make_tuple(out, inv.instance_type);
 }
 
+int PresentCores(const Inventory& inv) {
+  int n = 0;
+  for (const Device& d : inv.devices) n += d.present ? d.core_count : 0;
+  return n;
+}
+
 }  // namespace
 
 Watcher::Watcher(const sysfs::Fs& fs, Clock& clock, WatcherOptions opts)
-    : clock_(clock), opts_(std::move(opts)), fs_(fs), scanner_(fs, opts_.scan) {}
+    : clock_(clock), opts_(std::move(opts)), fs_(fs), scanner_(fs, opts_.scan), probe_(fs) {}
+
+bool Watcher::ApplyPresent(int index, Track& t, bool bound,
+                           absl::FunctionRef<std::optional<uint64_t>(size_t)> counter,
+                           absl::Time now, bool* counters_moved) {
+  const std::vector<std::string>& names = sysfs::UncorrectableErrorCounters();
+  const char* bad = bound ? nullptr : kUnbound;
+  t.last_counters.resize(names.size());
+  for (size_t k = 0; k < names.size(); ++k) {
+    const std::optional<uint64_t> v = counter(k);
+    if (!v) continue;  // unreadable now: keep the baseline
+    std::optional<uint64_t>& last = t.last_counters[k];
+    if (last && *v > *last) {
+      spdlog::warn("uncorrectable error counter rose device={} counter={} from={} to={}", index,
+                   names[k], *last, *v);
+      if (bad == nullptr) bad = kEcc;
+    }
+    if (last != v && counters_moved != nullptr) *counters_moved = true;
+    last = v;  // a decrease (counter cleared) is a new baseline
+  }
+  if (bad != nullptr) {
+    t.last_bad = now;
+    if (t.reason != bad) t.reason = bad;
+  }
+  const bool healthy = bad == nullptr && now - t.last_bad >= opts_.healthy_after;
+  const bool changed = healthy != t.healthy || !t.present || bound != t.bound;
+  if (healthy != t.healthy) {
+    spdlog::info("device health changed device={} healthy={} reason=\"{}\"", index, healthy,
+                 healthy ? "" : t.reason);
+  }
+  t.healthy = healthy;
+  t.present = true;
+  t.bound = bound;
+  t.pci_present = true;
+  return changed;
+}
+
+bool Watcher::ApplyGone(int index, Track& t, bool pci_present, absl::Time now) {
+  const char* reason = pci_present ? kUnbound : kVanished;
+  const bool changed = t.healthy || t.present || t.reason != reason;
+  if (changed) {
+    spdlog::warn("device gone device={} pci={} reason=\"{}\"", index, t.last_seen.pci_address,
+                 reason);
+    t.reason = reason;
+  }
+  t.healthy = false;
+  t.present = false;
+  t.pci_present = pci_present;
+  t.last_bad = now;
+  for (auto& c : t.last_counters) c.reset();  // a re-probed device starts a new baseline
+  return changed;
+}
 
 bool Watcher::Poll() {
+  absl::MutexLock scan_lock(&scan_mu_);
   absl::StatusOr<Inventory> scanned = scanner_.Scan();
   if (!scanned.ok()) {
     spdlog::warn("inventory scan failed error=\"{}\"", std::string(scanned.status().message()));
@@ -38,68 +97,112 @@ bool Watcher::Poll() {
     return false;
   }
   Inventory inv = *std::move(scanned);
-  const absl::Time now = clock_.Now();
+  inv.read_errors = scanner_.read_errors();
+  const std::vector<std::string>& names = sysfs::UncorrectableErrorCounters();
 
-  std::map<int, Device*> seen;
-  for (Device& d : inv.devices) seen[d.index] = &d;
-
-  for (auto& [index, d] : seen) {
-    Track& t = tracks_[index];
-    std::string bad;
-    if (!d->pci_address.empty() && !sysfs::IsNeuronDriver(d->driver)) bad = kUnbound;
-    for (const std::string& name : sysfs::UncorrectableErrorCounters()) {
-      auto it = d->hardware.find(name);
-      if (it == d->hardware.end()) continue;
-      auto last = t.last_counters.find(name);
-      if (last != t.last_counters.end() && it->second > last->second) {
-        spdlog::warn("uncorrectable error counter rose device={} counter={} from={} to={}", index,
-                     name, last->second, it->second);
-        if (bad.empty()) bad = kEcc;
-      }
-      t.last_counters[name] = it->second;  // a decrease (counter cleared) is a new baseline
-    }
-    if (!bad.empty()) {
-      t.last_bad = now;
-      t.reason = bad;
-    }
-    const bool healthy = bad.empty() && now - t.last_bad >= opts_.healthy_after;
-    if (healthy != t.healthy) {
-      spdlog::info("device health changed device={} healthy={} reason=\"{}\"", index, healthy,
-                   healthy ? "" : t.reason);
-    }
-    t.healthy = healthy;
-    d->healthy = healthy;
-    d->unhealthy_reason = healthy ? "" : t.reason;
-    t.last_seen = *d;
+  absl::MutexLock health_lock(&health_mu_);
+  // Watch the scanned devices and the ones seen before (kept as ghosts), then judge all of them
+  // on fresh reads of the health files, as the fast path does.
+  std::map<int, Device> devices;
+  for (Device& d : inv.devices) devices.emplace(d.index, std::move(d));
+  std::vector<std::pair<int, std::string>> watched;
+  for (const auto& [index, d] : devices) watched.emplace_back(index, d.pci_address);
+  for (const auto& [index, t] : tracks_) {
+    if (devices.count(index) == 0) watched.emplace_back(index, t.last_seen.pci_address);
   }
-
-  // Devices seen before and missing now stay in the snapshot, unhealthy.
-  for (auto& [index, t] : tracks_) {
-    if (seen.count(index) != 0) continue;
-    const std::string& addr = t.last_seen.pci_address;
-    // Asked of sysfs on every poll, not of the scanner's PCI list: that list is re-read only
-    // when the set of neuronN entries changes, and a hot-unplug removes the class device and
-    // the PCI function in two steps that a poll can fall between.
-    const bool pci_present = !addr.empty() && fs_.Exists("sys/bus/pci/devices/" + addr);
-    const std::string reason = !addr.empty() && pci_present ? kUnbound : kVanished;
-    if (t.healthy || t.reason != reason) {
-      spdlog::warn("device gone device={} pci={} reason=\"{}\"", index, addr, reason);
+  std::sort(watched.begin(), watched.end());
+  probe_.Reset(watched);
+  const absl::Time now = clock_.Now();
+  inv.devices.clear();
+  for (const HealthReading& r : probe_.Read()) {
+    Track& t = tracks_[r.index];
+    auto it = devices.find(r.index);
+    if (it != devices.end() && r.class_dir) {
+      Device& d = it->second;
+      if (r.has_pci) d.driver = r.driver;
+      t.driver = d.driver;
+      ApplyPresent(
+          r.index, t, !r.has_pci || r.bound, [&](size_t k) { return r.counters[k]; }, now, nullptr);
+      for (size_t k = 0; k < names.size(); ++k) {
+        if (r.counters[k]) d.hardware[names[k]] = *r.counters[k];
+      }
+      d.healthy = t.healthy;
+      d.unhealthy_reason = t.healthy ? "" : t.reason;
+      t.last_seen = d;
+      inv.devices.push_back(std::move(d));
+      continue;
     }
-    t.healthy = false;
-    t.reason = reason;
-    t.last_bad = now;
-    t.last_counters.clear();  // a re-probed device starts a new baseline
+    // Seen before and missing now (or gone since the scan): kept in the snapshot, unhealthy.
+    // The PCI function is asked of sysfs, not of the scanner's PCI list: that list is re-read
+    // only when the set of neuronN entries changes, and a hot-unplug removes the class device
+    // and the PCI function in two steps that a poll can fall between.
+    if (it != devices.end()) t.last_seen = it->second;
+    const bool pci_present = r.has_pci && r.pci_present;
+    ApplyGone(r.index, t, pci_present, now);
     Device ghost = t.last_seen;
     ghost.present = false;
     ghost.healthy = false;
-    ghost.unhealthy_reason = reason;
+    ghost.unhealthy_reason = t.reason;
     if (!pci_present) ghost.driver.clear();
     inv.devices.push_back(std::move(ghost));
   }
-  std::sort(inv.devices.begin(), inv.devices.end(),
-            [](const Device& a, const Device& b) { return a.index < b.index; });
-  inv.read_errors = scanner_.read_errors();
+  inv.total_cores = PresentCores(inv);
+  return Publish(std::move(inv));
+}
 
+bool Watcher::PollHealth() {
+  bool reappeared = false;
+  {
+    absl::MutexLock health_lock(&health_mu_);
+    const std::vector<HealthReading>& readings = probe_.Read();
+    const absl::Time now = clock_.Now();
+    bool changed = false;
+    for (const HealthReading& r : readings) {
+      auto it = tracks_.find(r.index);
+      if (it == tracks_.end()) continue;
+      Track& t = it->second;
+      if (!t.present && r.class_dir) {
+        reappeared = true;  // its attributes and PCI pairing need the full scan (below)
+      } else if (r.class_dir) {
+        if (t.driver != r.driver && r.has_pci) t.driver = r.driver;
+        changed |= ApplyPresent(
+            r.index, t, !r.has_pci || r.bound, [&](size_t k) { return r.counters[k]; }, now,
+            &changed);
+      } else {
+        changed |= ApplyGone(r.index, t, r.has_pci && r.pci_present, now);
+      }
+    }
+    if (changed) {
+      // Patch the last snapshot with what the fast path saw (allocates only on a change).
+      Inventory inv = Current();
+      const std::vector<std::string>& names = sysfs::UncorrectableErrorCounters();
+      for (Device& d : inv.devices) {
+        auto it = tracks_.find(d.index);
+        if (it == tracks_.end()) continue;
+        const Track& t = it->second;
+        d.present = t.present;
+        d.healthy = t.healthy;
+        d.unhealthy_reason = t.healthy ? "" : t.reason;
+        if (t.present) {
+          for (size_t k = 0; k < names.size() && k < t.last_counters.size(); ++k) {
+            if (t.last_counters[k]) d.hardware[names[k]] = *t.last_counters[k];
+          }
+          if (!d.pci_address.empty()) d.driver = t.driver;
+        } else if (!t.pci_present) {
+          d.driver.clear();
+        }
+      }
+      inv.total_cores = PresentCores(inv);
+      Publish(std::move(inv));
+    }
+    if (!reappeared) return changed;
+  }
+  spdlog::info("device reappeared, rescanning");
+  Poll();
+  return true;
+}
+
+bool Watcher::Publish(Inventory inv) {
   bool changed;
   std::vector<std::function<void(const Inventory&)>> subs;
   {
@@ -124,6 +227,17 @@ void Watcher::Subscribe(std::function<void(const Inventory&)> on_change) {
 }
 
 void Watcher::Run(absl::Notification& stop) {
+  // The fast path gets its own thread so a rescan (tens of ms on a 16-device node) never
+  // delays it.
+  std::thread fast;
+  if (opts_.health_interval > absl::ZeroDuration()) {
+    fast = std::thread([this, &stop] {
+      while (!stop.HasBeenNotified()) {
+        clock_.SleepFor(opts_.health_interval);
+        if (!stop.HasBeenNotified()) PollHealth();
+      }
+    });
+  }
   // Sleeps in slices so a stop is noticed within ~1s on the real clock; with a fake clock one
   // Advance(interval) still triggers the next poll in one step.
   const absl::Duration slice = std::min(opts_.interval, absl::Seconds(1));
@@ -134,6 +248,7 @@ void Watcher::Run(absl::Notification& stop) {
       clock_.SleepFor(std::min(slice, next - clock_.Now()));
     }
   }
+  if (fast.joinable()) fast.join();
 }
 
 }  // namespace neuron::inventory

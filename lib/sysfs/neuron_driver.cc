@@ -46,6 +46,9 @@ std::string NeuronCoreDir(int index, int core) {
   return absl::StrCat(NeuronDeviceDir(index), "/neuron_core", core);
 }
 std::string NeuronDevNode(int index) { return absl::StrCat("dev/neuron", index); }
+std::string PciFunctionDir(const std::string& address) {
+  return absl::StrCat("sys/bus/pci/devices/", address);
+}
 
 const std::vector<std::string>& HardwareCounterNames() {
   static const auto* const k = new std::vector<std::string>{
@@ -119,6 +122,10 @@ const std::vector<std::string>& UncorrectableErrorCounters() {
   return *k;
 }
 
+std::string UncorrectableCounterPath(const Fs& /*fs*/, int index, const std::string& name) {
+  return absl::StrCat(NeuronDeviceDir(index), "/stats/hardware/", name);
+}
+
 absl::StatusOr<std::vector<int>> ListNeuronDeviceIndices(const Fs& fs) {
   return ListIndexed(fs, kNeuronClassDir, "neuron");
 }
@@ -127,7 +134,7 @@ absl::StatusOr<std::vector<int>> ListNeuronCoreIndices(const Fs& fs, int index) 
   return ListIndexed(fs, NeuronDeviceDir(index), "neuron_core");
 }
 
-bool IsNeuronDriver(const std::string& driver) {
+bool IsNeuronDriver(absl::string_view driver) {
   return driver == kNeuronPciDriver || driver == "neuron";
 }
 

@@ -40,6 +40,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "lib/sysfs/fs.h"
 #include "lib/sysfs/pci.h"
 
@@ -55,6 +56,8 @@ std::string NeuronDeviceDir(int index);
 std::string NeuronCoreDir(int index, int core);
 // "dev/neuron3"
 std::string NeuronDevNode(int index);
+// "sys/bus/pci/devices/0000:10:1c.0"; its `driver` link names the bound driver.
+std::string PciFunctionDir(const std::string& address);
 
 // Names exactly as the driver creates them (neuron_sysfs_metrics.c tables).
 const std::vector<std::string>& HardwareCounterNames();    // stats/hardware/<name>
@@ -65,6 +68,9 @@ const std::vector<std::string>& OtherInfoCounterNames();   // neuron_coreM/stats
 
 // Hardware counters whose rise means the device can no longer be trusted.
 const std::vector<std::string>& UncorrectableErrorCounters();
+// The file of device N's counter `name` (one of the above), relative to the root. Takes the Fs
+// so the location can depend on the driver's sysfs layout.
+std::string UncorrectableCounterPath(const Fs& fs, int index, const std::string& name);
 
 // N of every sys/class/neuron_device/neuronN entry, sorted. An absent class dir (driver not
 // loaded) is an empty list, not an error; other I/O errors are returned.
@@ -79,6 +85,6 @@ std::map<int, std::string> MapDevicesToPci(const Fs& fs, const std::vector<int>&
                                            const std::vector<PciDevice>& pci);
 
 // True for the names the Neuron PCI driver has registered under ("neuron-driver", "neuron").
-bool IsNeuronDriver(const std::string& driver);
+bool IsNeuronDriver(absl::string_view driver);
 
 }  // namespace neuron::sysfs

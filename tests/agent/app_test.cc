@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include "catch2/catch.hpp"
+#include "lib/sysfs/emulator.h"
 #include "nlohmann/json.hpp"
 #include "tests/testing/http_get.h"
 
@@ -43,6 +44,43 @@ TEST_CASE("App serves inventory, metrics and health for an emulated inf2.24xlarg
   app.Stop();
   app.Stop();
   CHECK(testing::HttpGet(app.port(), "/healthz").status == -1);
+  std::filesystem::remove_all(dir);
+}
+
+// With the full rescan an hour away, faults can reach /metrics only through the health fast
+// path, which must also re-render the cached page.
+TEST_CASE("App shows faults on /metrics without waiting for a rescan", "[agent]") {
+  char t[] = "/tmp/agent-health-XXXXXX";
+  const std::string dir = mkdtemp(t);
+  AgentOptions opts;
+  opts.emulate = "inf2.24xlarge";
+  opts.emulate_dir = dir + "/host";
+  opts.listen = "127.0.0.1:0";
+  opts.interval = absl::Hours(1);
+  opts.health_interval = absl::Milliseconds(20);
+  App app(opts, Clock::Real());
+  REQUIRE(app.Start().ok());
+  auto metrics_show = [&](const std::string& line) {
+    const absl::Time deadline = absl::Now() + absl::Seconds(30);
+    while (absl::Now() < deadline) {
+      if (testing::HttpGet(app.port(), "/metrics").body.find(line) != std::string::npos) {
+        return true;
+      }
+      absl::SleepFor(absl::Milliseconds(5));
+    }
+    return false;
+  };
+  REQUIRE(metrics_show("\nneuron_device_healthy{device=\"2\"} 1\n"));
+  namespace em = sysfs::emulation;
+  REQUIRE(em::SetCounter(app.host_root(), 2, "stats/hardware/mem_ecc_uncorrected", 1).ok());
+  CHECK(metrics_show("\nneuron_device_healthy{device=\"2\"} 0\n"));
+  REQUIRE(em::RemoveDevice(app.host_root(), 4).ok());
+  CHECK(metrics_show("\nneuron_device_healthy{device=\"4\"} 0\n"));
+  CHECK(metrics_show("\nneuron_node_devices 5\n"));
+  REQUIRE(em::UnbindDriver(app.host_root(), 5).ok());
+  CHECK(metrics_show("\nneuron_device_healthy{device=\"5\"} 0\n"));
+  CHECK(metrics_show("\nneuron_node_devices 4\n"));
+  app.Stop();
   std::filesystem::remove_all(dir);
 }
 

@@ -3,6 +3,7 @@
 // plugin; the fake kubelet sees health changes through ListAndWatch.
 #include <sys/stat.h>
 
+#include <atomic>
 #include <filesystem>
 #include <thread>
 
@@ -28,10 +29,12 @@ int Healthy(const v1beta1::ListAndWatchResponse& r) {
 }
 
 struct EmulatedNode {
-  explicit EmulatedNode(const std::string& instance_type) {
+  explicit EmulatedNode(const std::string& instance_type,
+                        absl::Duration interval = absl::Seconds(5)) {
     root = *inventory::PrepareEmulation(instance_type, "");
     fs = sysfs::MakeRootedFs(root);
     inventory::WatcherOptions o;
+    o.interval = interval;
     o.healthy_after = absl::Seconds(30);
     o.scan.instance_type = instance_type;
     watcher = std::make_unique<inventory::Watcher>(*fs, clock, o);
@@ -113,6 +116,62 @@ TEST_CASE("Fault injection and recovery reach ListAndWatch", "[integration]") {
   t.join();
   CHECK(run_status.ok());
   CHECK_FALSE(kubelet.StreamOpen("aws.amazon.com/neuron"));  // streams end on shutdown
+}
+
+TEST_CASE("Faults reach ListAndWatch through the health fast path", "[integration]") {
+  // The full rescan is an hour away on the fake clock; health ticks are 100 ms of it.
+  EmulatedNode node("inf2.24xlarge", absl::Hours(1));
+  InventorySource source(*node.watcher);
+  fakes::FakeKubelet kubelet;
+  REQUIRE(kubelet.Start().ok());
+  Allocator dev_alloc(ResourceKind::kDevice, {node.root, CoreNumbering::kContainer});
+  PluginServer dev(dev_alloc, source, nullptr, kubelet.dir() + "/aws-neuron.sock");
+  source.Subscribe([&] { dev.NotifyChanged(); });
+  ManagerOptions mo;
+  mo.plugin_dir = kubelet.dir();
+  PluginManager manager({&dev}, mo);
+  absl::Notification stop;
+  absl::Status manager_status;
+  std::thread t([&] { manager_status = manager.Run(stop); });
+  std::atomic<bool> watch_done{false};
+  std::thread watch([&] {
+    node.watcher->Run(stop);
+    watch_done = true;
+  });
+
+  const std::string kRes = "aws.amazon.com/neuron";
+  // Moves the fake clock one health tick at a time (never near the rescan) until the kubelet's
+  // latest list has `healthy` Healthy devices.
+  auto ticks_until = [&](int healthy) {
+    for (int i = 0; i < 200; ++i) {
+      node.clock.Advance(absl::Milliseconds(100));
+      if (kubelet.WaitForDevices(
+              kRes, [&](const auto& r) { return Healthy(r) == healthy; }, absl::Milliseconds(50))) {
+        return true;
+      }
+    }
+    return false;
+  };
+  REQUIRE(kubelet.WaitForDevices(
+      kRes, [](const auto& r) { return Healthy(r) == 6; }, kWait));
+  REQUIRE(
+      sysfs::emulation::SetCounter(node.root, 1, "stats/hardware/sram_ecc_uncorrected", 4).ok());
+  CHECK(ticks_until(5));
+  CHECK(kubelet.LatestDevices(kRes)->devices(1).health() == "Unhealthy");
+  REQUIRE(sysfs::emulation::RemoveDevice(node.root, 3).ok());
+  CHECK(ticks_until(4));
+  REQUIRE(sysfs::emulation::UnbindDriver(node.root, 4).ok());
+  CHECK(ticks_until(3));
+  CHECK(kubelet.LatestDevices(kRes)->devices_size() == 6);
+
+  stop.Notify();
+  while (!watch_done) {  // Run's two threads may each be about to sleep on the fake clock
+    node.clock.Advance(absl::Hours(1));
+    absl::SleepFor(absl::Milliseconds(1));
+  }
+  watch.join();
+  t.join();
+  CHECK(manager_status.ok());
 }
 
 }  // namespace

@@ -4,7 +4,8 @@
 // runtime's device check) and an in-process fake kube-apiserver reached through a kubeconfig:
 // registration of both resources, device counts, the extender's hint, Allocate's device specs
 // and env, the pod handshake, neuron/neuroncore overlap refused, an ECC fault turning a device
-// Unhealthy, a clean SIGTERM exit, and a restarted plugin learning holdings from PodResources.
+// Unhealthy (health fast path), a clean SIGTERM exit, and a restarted plugin learning holdings
+// from PodResources.
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -119,7 +120,7 @@ TEST_CASE("neuron-device-plugin binary end to end", "[e2e]") {
                      "--emulate-dir=" + emulated, "--device-plugin-dir=" + kubelet.dir(),
                      "--kubeconfig=" + kubeconfig, "--node-name=" + std::string(kNode),
                      "--pod-resources-socket=" + kubelet.pod_resources_socket(),
-                     "--poll-interval=200ms", "--handshake-interval=1s"},
+                     "--poll-interval=1h", "--health-interval=50ms", "--handshake-interval=1s"},
                     tmp.path + "/plugin.log");
   REQUIRE(plugin.started());
   const LogOnFailure dump{plugin};
@@ -198,7 +199,8 @@ TEST_CASE("neuron-device-plugin binary end to end", "[e2e]") {
   REQUIRE(steered.ok());
   for (const std::string& id : kubelet.Held(kDevices)) CHECK(id != "2");
 
-  // An uncorrectable ECC error on device 3: it and its cores go Unhealthy.
+  // An uncorrectable ECC error on device 3: it and its cores go Unhealthy. The rescan is an
+  // hour away, so this comes through the health fast path.
   REQUIRE(sysfs::emulation::SetCounter(emulated, 3, "stats/hardware/mem_ecc_uncorrected", 1).ok());
   REQUIRE(kubelet.WaitForDevices(
       kDevices, [](const auto& r) { return Health(r, "3") == "Unhealthy" && Healthy(r) == 15; },

@@ -164,12 +164,17 @@ TEST_CASE("Run polls every interval on the injected clock", "[inventory][watcher
   std::atomic<int> polls{0};
   f.watcher->Subscribe([&polls](const Inventory&) { ++polls; });
   absl::Notification stop;
-  std::thread t([&] { f.watcher->Run(stop); });
+  std::atomic<bool> done{false};
+  std::thread t([&] {
+    f.watcher->Run(stop);
+    done = true;
+  });
   // First poll happens immediately; then the runner sleeps on the fake clock.
   auto wait_sleeping = [&] {
     const absl::Time deadline = absl::Now() + absl::Seconds(30);
-    while (f.clock.sleepers() == 0 && absl::Now() < deadline) absl::SleepFor(absl::Milliseconds(1));
-    return f.clock.sleepers() > 0;
+    // Two sleepers: the rescan loop and the health thread.
+    while (f.clock.sleepers() < 2 && absl::Now() < deadline) absl::SleepFor(absl::Milliseconds(1));
+    return f.clock.sleepers() == 2;
   };
   REQUIRE(wait_sleeping());
   CHECK(polls == 1);
@@ -179,7 +184,11 @@ TEST_CASE("Run polls every interval on the injected clock", "[inventory][watcher
   while (polls < 2 && absl::Now() < deadline) absl::SleepFor(absl::Milliseconds(1));
   CHECK(polls == 2);
   stop.Notify();
-  f.clock.Advance(absl::Seconds(5));
+  // Run's two threads (rescan, health) may each be about to sleep: advance until both left.
+  while (!done) {
+    f.clock.Advance(absl::Seconds(5));
+    absl::SleepFor(absl::Milliseconds(1));
+  }
   t.join();
   CHECK_FALSE(f.watcher->Current().devices[1].present);
 }

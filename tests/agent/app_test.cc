@@ -4,6 +4,7 @@
 
 #include "catch2/catch.hpp"
 #include "nlohmann/json.hpp"
+#include "tests/sysfs/temp_dir.h"
 #include "tests/testing/http_get.h"
 
 namespace neuron::agent {
@@ -48,8 +49,10 @@ TEST_CASE("App serves inventory, metrics and health for an emulated inf2.24xlarg
 
 TEST_CASE("App on an emulated trn2.48xlarge at LNC 1, legacy driver: /inventory agrees",
           "[agent]") {
+  sysfs::testing::TempDir dir;  // tmpfs: a trn2.48xlarge tree is thousands of files
   AgentOptions opts;
   opts.emulate = "trn2.48xlarge";
+  opts.emulate_dir = dir.path();
   opts.lnc = 1;
   opts.emulate_driver = sysfs::DriverLayout::kLegacy;
   opts.listen = "127.0.0.1:0";

@@ -1,31 +1,28 @@
 // File: tests/deviceplugin/lnc_source_test.cc
 // LNC end to end through the plugin's view: an emulated trn2.48xlarge (physical core_count, as
 // the driver prints it) scanned, converted to a snapshot, advertised and allocated.
-#include <filesystem>
-
 #include "catch2/catch.hpp"
 #include "lib/deviceplugin/allocator.h"
 #include "lib/deviceplugin/inventory_source.h"
 #include "lib/inventory/emulation.h"
 #include "lib/inventory/inventory.h"
 #include "lib/sysfs/fs.h"
+#include "tests/sysfs/temp_dir.h"
 
 namespace neuron::deviceplugin {
 namespace {
 
 struct Trn2Node {
   Trn2Node(int lnc_file, inventory::LncInputs in = {}) {
-    root = *inventory::PrepareEmulation("trn2.48xlarge", "", lnc_file);
+    // tmpfs: a trn2.48xlarge tree is thousands of files.
+    root = *inventory::PrepareEmulation("trn2.48xlarge", dir.path(), lnc_file);
     auto fs = sysfs::MakeRootedFs(root);
     inventory::ScanOptions o;
     o.lnc = std::move(in);
     inv = *inventory::ReadInventory(*fs, o);
     snap = SnapshotFromInventory(inv);
   }
-  ~Trn2Node() {
-    std::error_code ec;
-    std::filesystem::remove_all(root, ec);
-  }
+  sysfs::testing::TempDir dir;
   std::string root;
   inventory::Inventory inv;
   NodeSnapshot snap;

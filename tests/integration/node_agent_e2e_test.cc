@@ -111,8 +111,12 @@ TEST_CASE("agent keeps serving through garbled sysfs files and a vanished device
   REQUIRE(sysfs::emulation::RemoveDevice(root, 7).ok());
   CHECK(Eventually([&] { return Sample(port, "neuron_device_healthy{device=\"7\"}") == 0; }));
   CHECK(Sample(port, "neuron_node_devices") == 11);
-  const auto inv = nlohmann::json::parse(HttpGet(port, "/inventory").body);
-  CHECK(inv["devices"][7]["unhealthy_reason"] == "vanished");
+  // RemoveDevice takes the class device and the PCI function away in two steps; a poll between
+  // them reports "driver unbound" until the next poll sees the function gone too.
+  CHECK(Eventually([&] {
+    const auto inv = nlohmann::json::parse(HttpGet(port, "/inventory").body);
+    return inv["devices"][7]["unhealthy_reason"] == "vanished";
+  }));
   CHECK(testing::PromtoolCheck(HttpGet(port, "/metrics").body).ok());
   CHECK(agent.Running());
   CHECK(agent.Terminate() == 0);

@@ -23,8 +23,9 @@ echo "== /inventory"
 curl -sf "$URL/inventory" | python3 -c '
 import json, sys
 inv = json.load(sys.stdin)
-print("node=%s instance_type=%s devices=%d cores=%d" % (
-    inv["node"], inv["instance_type"], len(inv["devices"]), inv["total_cores"]))
+print("node=%s instance_type=%s devices=%d cores=%d physical_cores=%d lnc=%d (%s)" % (
+    inv["node"], inv["instance_type"], len(inv["devices"]), inv["total_cores"],
+    inv["total_physical_cores"], inv["lnc"]["value"], inv["lnc"]["origin"]))
 for d in inv["devices"]:
     print("  neuron%-2d %s %s %-11s cores=%d numa=%d links=%s healthy=%s" % (
         d["index"], d["pci_address"], d["device_id"], d["family"], d["cores"], d["numa_node"],
@@ -38,7 +39,8 @@ curl -sf "$URL/metrics" | grep -E '^neuron_(node_|device_info|device_healthy\{de
 echo "   ... $(curl -sf "$URL/metrics" | grep -vc '^#') samples in all"
 echo
 echo "== injecting an uncorrectable ECC error on neuron1"
-echo 1 > "$WORK/host/sys/devices/virtual/neuron_device/neuron1/stats/hardware/mem_ecc_uncorrected"
+# Current driver layout (default --emulate-driver=current); legacy drivers: stats/hardware/.
+echo 1 > "$WORK/host/sys/devices/virtual/neuron_device/neuron1/stats/device/hardware/mem_ecc_uncorrected"
 sleep 0.6
 curl -sf "$URL/metrics" | grep -E '^neuron_device_healthy\{device="1"\}'
 echo "== waiting out the 2s quiet period"

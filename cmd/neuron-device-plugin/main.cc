@@ -8,6 +8,8 @@
 #include "lib/base/logging.h"
 #include "lib/base/signals.h"
 #include "lib/deviceplugin/app.h"
+#include "lib/inventory/lnc.h"
+#include "lib/sysfs/driver_layout.h"
 #include "spdlog/spdlog.h"
 
 namespace {
@@ -24,6 +26,7 @@ int main(int argc, char** argv) {
   neuron::deviceplugin::AppOptions opts;
   std::string resources = "neuron,neuroncore";
   std::string numbering = "container";
+  std::string emulate_driver = "current";
   std::string log_level = "info";
   bool log_json = false;
 
@@ -39,6 +42,11 @@ int main(int argc, char** argv) {
                "Emulate this instance type (e.g. trn1.32xlarge) in a generated sysfs tree.");
   flags.String("emulate-dir", &opts.emulate_dir,
                "Directory for the emulated tree (default: a temporary directory).");
+  flags.String("emulate-driver", &emulate_driver,
+               "Sysfs layout of the emulated driver: current (driver 2.31+) or legacy.");
+  flags.Int("lnc", &opts.lnc,
+            "Logical NeuronCore config (1 or 2); 0 = env NEURON_LOGICAL_NC_CONFIG, else "
+            "<host-root>/opt/aws/neuron/logical_nc_config, else the chip default.");
   flags.String("node-name", &opts.node_name, "This node's name; needed for the pod handshake.",
                "NODE_NAME");
   flags.String("kubeconfig", &opts.kubeconfig,
@@ -76,6 +84,14 @@ int main(int argc, char** argv) {
     return Fail("--visible-cores-numbering must be container or host, got \"" + numbering + "\"");
   }
   if (opts.plugin_dir.empty()) return Fail("--device-plugin-dir must not be empty");
+  if (absl::Status s = neuron::inventory::ValidateLncFlag(opts.lnc); !s.ok()) {
+    return Fail(std::string(s.message()));
+  }
+  if (auto l = neuron::sysfs::ParseDriverLayout(emulate_driver)) {
+    opts.emulate_driver = *l;
+  } else {
+    return Fail("--emulate-driver must be current or legacy, got \"" + emulate_driver + "\"");
+  }
   neuron::deviceplugin::App app(opts);
   if (absl::Status s = app.Run(stop); !s.ok()) {
     spdlog::critical("neuron-device-plugin: {}", s.ToString());

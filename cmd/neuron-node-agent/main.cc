@@ -9,6 +9,8 @@
 #include "lib/base/flags.h"
 #include "lib/base/logging.h"
 #include "lib/base/signals.h"
+#include "lib/inventory/lnc.h"
+#include "lib/sysfs/driver_layout.h"
 #include "spdlog/spdlog.h"
 
 int main(int argc, char** argv) {
@@ -20,6 +22,7 @@ int main(int argc, char** argv) {
   opts.listen = "0.0.0.0:" + neuron::EnvOr("PORT", "8000");
   std::string log_level = "info";
   bool log_json = false;
+  std::string emulate_driver = "current";
 
   neuron::FlagSet flags(
       "neuron-node-agent",
@@ -34,7 +37,10 @@ int main(int argc, char** argv) {
                "Directory for the emulated sysfs tree (kept; write into it to inject faults). "
                "Default: a temporary directory removed on exit.");
   flags.Int("lnc", &opts.lnc,
-            "Logical NeuronCore config for emulation (1 or 2; 0 = family default).");
+            "Logical NeuronCore config (1 or 2); 0 = env NEURON_LOGICAL_NC_CONFIG, else "
+            "<host-root>/opt/aws/neuron/logical_nc_config, else the chip default.");
+  flags.String("emulate-driver", &emulate_driver,
+               "Sysfs layout of the emulated driver: current (driver 2.31+) or legacy.");
   flags.String("listen", &opts.listen, "HTTP listen address host:port (PORT sets the port).");
   flags.String("node-name", &opts.node_name, "Kubernetes node name, reported in /inventory.",
                "NODE_NAME");
@@ -55,6 +61,18 @@ int main(int argc, char** argv) {
   }
   if (absl::Status s = neuron::InitLogging("neuron-node-agent", log_level, log_json); !s.ok()) {
     std::fprintf(stderr, "neuron-node-agent: %s\n", std::string(s.message()).c_str());
+    return 2;
+  }
+  if (absl::Status s = neuron::inventory::ValidateLncFlag(opts.lnc); !s.ok()) {
+    std::fprintf(stderr, "neuron-node-agent: %s\n", std::string(s.message()).c_str());
+    return 2;
+  }
+  if (auto l = neuron::sysfs::ParseDriverLayout(emulate_driver)) {
+    opts.emulate_driver = *l;
+  } else {
+    std::fprintf(stderr,
+                 "neuron-node-agent: --emulate-driver must be current or legacy, got \"%s\"\n",
+                 emulate_driver.c_str());
     return 2;
   }
   neuron::agent::App app(opts, neuron::Clock::Real());

@@ -99,8 +99,8 @@ absl::Status App::Start() {
   State& s = *state_;
   s.root = s.options.host_root;
   if (!s.options.emulate.empty()) {
-    auto root =
-        inventory::PrepareEmulation(s.options.emulate, s.options.emulate_dir, s.options.lnc);
+    auto root = inventory::PrepareEmulation(s.options.emulate, s.options.emulate_dir, s.options.lnc,
+                                            s.options.emulate_driver);
     if (!root.ok()) return root.status();
     s.root = *root;
     s.owns_root = s.options.emulate_dir.empty();
@@ -113,6 +113,7 @@ absl::Status App::Start() {
   wopts.healthy_after = s.options.healthy_after;
   wopts.scan.node_name = s.options.node_name;
   wopts.scan.instance_type = s.options.emulate;
+  wopts.scan.lnc = inventory::LncInputs::FromEnvironment(s.options.lnc);
   s.watcher = std::make_unique<inventory::Watcher>(*s.fs, s.clock, wopts);
 
   s.scrape_duration =
@@ -141,12 +142,20 @@ absl::Status App::Start() {
   s.watcher->Subscribe([&s](const inventory::Inventory& inv) {
     int healthy = 0;
     for (const auto& d : inv.devices) healthy += d.healthy ? 1 : 0;
-    spdlog::info("inventory changed devices={} healthy={} cores={} instance_type={}",
-                 inv.devices.size(), healthy, inv.total_cores, inv.instance_type);
+    spdlog::info(
+        "inventory changed devices={} healthy={} cores={} physical_cores={} lnc={} "
+        "instance_type={}",
+        inv.devices.size(), healthy, inv.total_cores, inv.total_physical_cores, inv.lnc,
+        inv.instance_type);
     s.PublishLabels(inv);
   });
   s.collector = std::make_shared<InventoryCollector>([&s] { return s.watcher->Current(); });
   s.PollOnce();
+  // A bad --lnc is a startup error; bad env/file values are reported in /inventory and logs.
+  if (const inventory::Inventory inv = s.watcher->Current();
+      s.options.lnc != 0 && !inv.lnc_error.empty()) {
+    return absl::InvalidArgumentError(inv.lnc_error);
+  }
   s.http.Handle("GET", "/metrics", [&s](const httpserver::Request& req) {
     const absl::Time start = absl::Now();
     httpserver::Response res;

@@ -13,6 +13,7 @@
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
 #include "lib/base/clock.h"
+#include "lib/sysfs/driver_layout.h"
 
 namespace neuron::agent {
 
@@ -20,7 +21,10 @@ struct AgentOptions {
   std::string host_root = "/";  // where the host's / is mounted (sysfs under it)
   std::string emulate;          // instance type to emulate; "" = real hardware
   std::string emulate_dir;      // where to write the emulated tree; "" = a temp dir
-  int lnc = 0;                  // logical NeuronCore config for emulation (0 = default)
+  // --lnc (1 or 2); 0 = env NEURON_LOGICAL_NC_CONFIG, the host file, the family default
+  // (inventory/lnc.h). With --emulate it is also written into the emulated host's file.
+  int lnc = 0;
+  sysfs::DriverLayout emulate_driver = sysfs::DriverLayout::kCurrent;  // emulated sysfs layout
   std::string listen = "0.0.0.0:8000";
   std::string node_name;
   std::string features_dir;                    // NFD features.d; "" = do not publish labels

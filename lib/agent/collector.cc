@@ -59,11 +59,27 @@ std::vector<prometheus::MetricFamily> InventoryFamilies(const inventory::Invento
                         MetricType::Gauge);
   devices.Add({}, present_devices);
   Push(out, devices);
+  // Logical cores (physical / LNC); absent while LNC is unreadable rather than wrong.
   FamilyBuilder cores("neuron_node_cores",
-                      "NeuronCores on the node (logical, as the driver reports).",
-                      MetricType::Gauge);
-  cores.Add({}, inv.total_cores);
+                      "Logical NeuronCores on the node (physical cores / LNC).", MetricType::Gauge);
+  if (inv.lnc > 0) cores.Add({}, inv.total_cores);
   Push(out, cores);
+  FamilyBuilder physical("neuron_node_physical_cores",
+                         "Physical NeuronCores on the node (the driver's core_count).",
+                         MetricType::Gauge);
+  physical.Add({}, inv.total_physical_cores);
+  Push(out, physical);
+  FamilyBuilder lnc("neuron_node_lnc",
+                    "Logical NeuronCore config in effect, by where it was read (flag, env, file, "
+                    "default); absent while unreadable.",
+                    MetricType::Gauge);
+  if (inv.lnc > 0) lnc.Add({{"source", inv.lnc_source}}, inv.lnc);
+  Push(out, lnc);
+  FamilyBuilder lnc_ok("neuron_node_lnc_valid",
+                       "1 when the LNC setting was readable and valid, 0 otherwise.",
+                       MetricType::Gauge);
+  lnc_ok.Add({}, inv.lnc > 0 ? 1 : 0);
+  Push(out, lnc_ok);
   FamilyBuilder read_errors("neuron_agent_sysfs_read_errors_total",
                             "Sysfs reads that failed or held garbled values.", MetricType::Counter);
   read_errors.Add({}, static_cast<double>(inv.read_errors));
@@ -117,6 +133,7 @@ std::vector<prometheus::MetricFamily> InventoryFamilies(const inventory::Invento
       host_mem.Add({{"device", dev}, {"category", cat}}, static_cast<double>(v));
     if (d.power_utilization) power.Add({{"device", dev}}, *d.power_utilization / 100.0);
     for (const auto& c : d.cores) {
+      // Per neuron_coreM directory, i.e. per PHYSICAL core; `core` is M.
       const std::string core = std::to_string(c.index);
       for (const auto& [s, v] : c.status_total)
         status_total.Add({{"device", dev}, {"core", core}, {"status", s}}, static_cast<double>(v));

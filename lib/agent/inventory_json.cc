@@ -14,6 +14,8 @@ std::string InventoryJson(const inventory::Inventory& inv) {
         {"device_id", absl::StrFormat("%04x", d.pci_device_id)},
         {"family", d.model ? topology::FamilyName(d.model->family) : "unknown"},
         {"cores", d.core_count},
+        {"physical_cores", d.physical_cores},
+        {"driver_layout", d.driver_layout},
         {"connected_devices", d.connected},
         {"numa_node", d.numa_node},
         {"present", d.present},
@@ -21,9 +23,17 @@ std::string InventoryJson(const inventory::Inventory& inv) {
         {"unhealthy_reason", d.unhealthy_reason},
     });
   }
+  nlohmann::json lnc = {{"value", inv.lnc},
+                        {"source", inv.lnc_source},
+                        {"origin", inv.lnc_origin},
+                        {"error", inv.lnc_error}};
   nlohmann::json doc = {
-      {"node", inv.node_name},          {"instance_type", inv.instance_type},
-      {"total_cores", inv.total_cores}, {"read_errors", inv.read_errors},
+      {"node", inv.node_name},
+      {"instance_type", inv.instance_type},
+      {"total_cores", inv.total_cores},  // logical
+      {"total_physical_cores", inv.total_physical_cores},
+      {"lnc", std::move(lnc)},
+      {"read_errors", inv.read_errors},
       {"devices", std::move(devices)},
   };
   return doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";

@@ -25,7 +25,12 @@ Labels NodeLabels(const inventory::Inventory& inv) {
   labels.emplace_back(p, "true");
   if (!family.empty()) labels.emplace_back(p + "-family", family);
   labels.emplace_back(p + "-device-count", std::to_string(devices));
-  labels.emplace_back(p + "-core-count", std::to_string(inv.total_cores));
+  // Logical cores (what aws.amazon.com/neuroncore advertises); withheld while LNC is unreadable.
+  if (inv.lnc > 0) {
+    labels.emplace_back(p + "-core-count", std::to_string(inv.total_cores));
+    labels.emplace_back(p + "-lnc", std::to_string(inv.lnc));
+  }
+  labels.emplace_back(p + "-physical-core-count", std::to_string(inv.total_physical_cores));
   if (!inv.instance_type.empty()) labels.emplace_back(p + "-instance-type", inv.instance_type);
   return labels;
 }

@@ -18,7 +18,8 @@ inline constexpr char kFeatureFileName[] = "aws-neuron";
 
 using Labels = std::vector<std::pair<std::string, std::string>>;
 
-// aws-neuron=true, -family, -device-count, -core-count, -instance-type (when known).
+// aws-neuron=true, -family, -device-count, -core-count (logical) and -lnc (both only while LNC
+// is readable), -physical-core-count, -instance-type (when known).
 // Empty when the node has no Neuron device, so the labels disappear from such nodes.
 Labels NodeLabels(const inventory::Inventory& inv);
 

@@ -168,7 +168,9 @@ absl::StatusOr<ContainerAllocation> Allocator::Allocate(const NodeSnapshot& node
       visible.push_back(rank * cpd + c % cpd);
     }
   }
-  out.envs["NEURON_RT_VISIBLE_CORES"] = FormatRanges(visible);
+  // No cores while LNC is unknown (cores_per_device 0): leave the variable unset rather than
+  // name cores we cannot count.
+  if (!visible.empty()) out.envs["NEURON_RT_VISIBLE_CORES"] = FormatRanges(visible);
   out.envs["AWS_NEURON_VISIBLE_DEVICES"] = FormatIdList(device_list);
   return out;
 }

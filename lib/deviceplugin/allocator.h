@@ -32,7 +32,11 @@ struct ContainerAllocation {
   std::map<std::string, std::string> envs;
 };
 
-// How NEURON_RT_VISIBLE_CORES numbers cores.
+// How NEURON_RT_VISIBLE_CORES numbers cores. Either way the ids are LOGICAL NeuronCores (after
+// LNC): the runtime takes the variable as logical core ids ("use NEURON_RT_VISIBLE_CORES to
+// select specific Logical NeuronCore", aws-neuron-sdk archive/nxd-training/
+// pytorch-neuron-programming-guide.rst; a trn2.48xlarge "presents 64 available NeuronCores" at
+// LNC=2, logical-neuroncore-config.rst), so cores_per_device below is logical cores per device.
 //  kContainer (default): 0-based inside the container. The runtime inside a container sees only
 //    the /dev/neuronN nodes mounted into it and numbers them 0..k-1 in ascending N; core ids
 //    follow (device rank * cores_per_device + core within device). This is the behaviour of the

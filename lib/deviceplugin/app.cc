@@ -24,7 +24,8 @@ namespace neuron::deviceplugin {
 absl::Status App::Run(absl::Notification& stop) {
   std::string root = opts_.host_root;
   if (!opts_.emulate.empty()) {
-    absl::StatusOr<std::string> r = inventory::PrepareEmulation(opts_.emulate, opts_.emulate_dir);
+    absl::StatusOr<std::string> r = inventory::PrepareEmulation(opts_.emulate, opts_.emulate_dir,
+                                                                opts_.lnc, opts_.emulate_driver);
     if (!r.ok()) return r.status();
     root = *r;
     spdlog::info("emulating instance_type={} root={}", opts_.emulate, root);
@@ -36,11 +37,20 @@ absl::Status App::Run(absl::Notification& stop) {
   wopts.healthy_after = opts_.healthy_after;
   wopts.scan.node_name = opts_.node_name;
   wopts.scan.instance_type = opts_.emulate;
+  wopts.scan.lnc = inventory::LncInputs::FromEnvironment(opts_.lnc);
   inventory::Watcher watcher(*fs, Clock::Real(), wopts);
   watcher.Poll();
   InventorySource source(watcher);
-  spdlog::info("inventory devices={} cores={} instance_type={}", watcher.Current().devices.size(),
-               watcher.Current().total_cores, watcher.Current().instance_type);
+  {
+    const inventory::Inventory inv = watcher.Current();
+    // A bad --lnc is a startup error; a bad env/file value is logged by the scanner and only
+    // withholds neuroncore until it is readable.
+    if (opts_.lnc != 0 && !inv.lnc_error.empty()) return absl::InvalidArgumentError(inv.lnc_error);
+    spdlog::info(
+        "inventory devices={} cores={} physical_cores={} lnc={} lnc_source={} instance_type={}",
+        inv.devices.size(), inv.total_cores, inv.total_physical_cores, inv.lnc, inv.lnc_origin,
+        inv.instance_type);
+  }
 
   // Pod handshake (optional).
   absl::StatusOr<std::shared_ptr<k8s::RestClient>> api = MakeApiClient(opts_.kubeconfig);

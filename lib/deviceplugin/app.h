@@ -11,6 +11,7 @@
 #include "absl/time/time.h"
 #include "lib/deviceplugin/allocator.h"
 #include "lib/deviceplugin/ids.h"
+#include "lib/sysfs/driver_layout.h"
 
 namespace neuron::deviceplugin {
 
@@ -22,6 +23,8 @@ struct AppOptions {
   std::string host_root = "/";
   std::string emulate;      // instance type; "" = real hardware under host_root
   std::string emulate_dir;  // where to write the emulated tree ("" = a new temp dir)
+  sysfs::DriverLayout emulate_driver = sysfs::DriverLayout::kCurrent;  // emulated sysfs layout
+  int lnc = 0;  // --lnc (0 = env NEURON_LOGICAL_NC_CONFIG, host file, family default)
   std::string node_name;
   std::string kubeconfig;  // "" = in-cluster if available, else no API access
   std::string pod_resources_socket = "/var/lib/kubelet/pod-resources/kubelet.sock";

@@ -10,15 +10,18 @@ namespace neuron::deviceplugin {
 NodeSnapshot SnapshotFromInventory(const inventory::Inventory& inv) {
   NodeSnapshot snap;
   int devices = 0;
-  int cpd = 0;
+  int physical = 0;
   std::optional<topology::DeviceModel> model;
   for (const inventory::Device& d : inv.devices) {
     devices = std::max(devices, d.index + 1);
-    if (d.core_count > 0 && cpd == 0) cpd = d.core_count;
+    if (d.physical_cores > 0 && physical == 0) physical = d.physical_cores;
     if (d.model && !model) model = d.model;
   }
-  if (cpd == 0 && model) cpd = model->physical_cores / std::max(1, model->default_lnc);
-  if (cpd == 0) cpd = 1;
+  if (physical == 0 && model) physical = model->physical_cores;
+  // Logical cores per device = physical / LNC. While LNC is unreadable (inv.lnc == 0) the count
+  // is 0: aws.amazon.com/neuron stays advertised, aws.amazon.com/neuroncore advertises nothing,
+  // since a wrong core count is worse than none.
+  const int cpd = inv.lnc > 0 ? physical / inv.lnc : 0;
   std::vector<std::vector<int>> links(devices);
   snap.devices.resize(devices);
   for (int i = 0; i < devices; ++i) snap.devices[i] = {i, false, -1, cpd};
@@ -29,9 +32,9 @@ NodeSnapshot SnapshotFromInventory(const inventory::Inventory& inv) {
   }
   const topology::Family family = model ? model->family : topology::Family::kTrainium;
   const topology::Shape* shape = topology::FindShape(inv.instance_type);
-  if (shape != nullptr && shape->devices == devices && model && cpd > 0 &&
-      model->physical_cores % cpd == 0) {
-    auto t = topology::TopologyForShape(*shape, model->physical_cores / cpd);
+  if (shape != nullptr && shape->devices == devices && model && inv.lnc > 0 &&
+      physical == model->physical_cores) {
+    auto t = topology::TopologyForShape(*shape, inv.lnc);
     if (t.ok()) {
       snap.topology = *t;
       return snap;

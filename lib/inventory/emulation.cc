@@ -11,27 +11,36 @@
 
 namespace neuron::inventory {
 
-absl::StatusOr<sysfs::EmulationSpec> BuildEmulationSpec(const topology::Shape& shape, int lnc) {
+absl::StatusOr<sysfs::EmulationSpec> BuildEmulationSpec(const topology::Shape& shape, int lnc,
+                                                        sysfs::DriverLayout layout) {
+  // Validates lnc against the family; the logical count it computes is the runtime's business.
   NEURON_ASSIGN_OR_RETURN(const topology::NodeTopology topo,
                           topology::TopologyForShape(shape, lnc));
+  (void)topo;
+  const std::optional<topology::DeviceModel> model =
+      topology::ModelForPciDevice(shape.pci_device_id);
+  if (!model) return absl::InvalidArgumentError("shape with an unknown PCI device id");
   sysfs::EmulationSpec spec;
   spec.instance_type = shape.instance_type;
   spec.pci_device_id = shape.pci_device_id;
   spec.devices = shape.devices;
-  spec.cores_per_device = topo.cores_per_device;
+  spec.cores_per_device = model->physical_cores;
+  spec.layout = layout;
+  spec.lnc = lnc;
   spec.links = shape.links;
   spec.numa_nodes = std::max(1, shape.numa_nodes);
   return spec;
 }
 
 absl::StatusOr<std::string> PrepareEmulation(const std::string& instance_type,
-                                             const std::string& dir, int lnc) {
+                                             const std::string& dir, int lnc,
+                                             sysfs::DriverLayout layout) {
   const topology::Shape* shape = topology::FindShape(instance_type);
   if (shape == nullptr) {
     return absl::NotFoundError(
         absl::StrCat("unknown instance type for emulation: ", instance_type));
   }
-  NEURON_ASSIGN_OR_RETURN(const sysfs::EmulationSpec spec, BuildEmulationSpec(*shape, lnc));
+  NEURON_ASSIGN_OR_RETURN(const sysfs::EmulationSpec spec, BuildEmulationSpec(*shape, lnc, layout));
   std::string root = dir;
   if (root.empty()) {
     const char* tmp = std::getenv("TMPDIR");
@@ -47,8 +56,11 @@ absl::StatusOr<std::string> PrepareEmulation(const std::string& instance_type,
   while (root.size() > 1 && root.back() == '/') root.pop_back();
   NEURON_ASSIGN_OR_RETURN(const std::vector<std::string> addrs,
                           sysfs::WriteEmulatedTree(root, spec));
-  spdlog::info("emulated host written instance_type={} devices={} cores_per_device={} root={}",
-               instance_type, addrs.size(), spec.cores_per_device, root);
+  spdlog::info(
+      "emulated host written instance_type={} devices={} physical_cores_per_device={} "
+      "driver_layout={} lnc_file={} root={}",
+      instance_type, addrs.size(), spec.cores_per_device, sysfs::DriverLayoutName(layout),
+      lnc > 0 ? std::to_string(lnc) : "none", root);
   return root;
 }
 

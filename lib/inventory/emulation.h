@@ -13,13 +13,17 @@
 
 namespace neuron::inventory {
 
-// cores_per_device = logical cores at `lnc` (0 = family default). InvalidArgument for an LNC the
-// family does not support.
-absl::StatusOr<sysfs::EmulationSpec> BuildEmulationSpec(const topology::Shape& shape, int lnc = 0);
+// The driver's view of `shape`: cores_per_device = PHYSICAL cores (the driver is blind to LNC).
+// `lnc` (0 = not given) only decides what the runtime would see: it is written to the tree's
+// opt/aws/neuron/logical_nc_config. InvalidArgument for an LNC the family does not support.
+absl::StatusOr<sysfs::EmulationSpec> BuildEmulationSpec(
+    const topology::Shape& shape, int lnc = 0,
+    sysfs::DriverLayout layout = sysfs::DriverLayout::kCurrent);
 
 // Writes the tree of `instance_type` into `dir` ("" = a new mkdtemp dir under $TMPDIR or /tmp)
 // and returns the root to use as --host-root. NotFound for an unknown instance type.
-absl::StatusOr<std::string> PrepareEmulation(const std::string& instance_type,
-                                             const std::string& dir = "", int lnc = 0);
+absl::StatusOr<std::string> PrepareEmulation(
+    const std::string& instance_type, const std::string& dir = "", int lnc = 0,
+    sysfs::DriverLayout layout = sysfs::DriverLayout::kCurrent);
 
 }  // namespace neuron::inventory

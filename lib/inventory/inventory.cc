@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "lib/sysfs/driver_layout.h"
 #include "lib/sysfs/neuron_driver.h"
 #include "lib/sysfs/parsers.h"
 #include "spdlog/spdlog.h"
@@ -126,22 +127,22 @@ absl::StatusOr<Inventory> Scanner::Scan(bool rescan_pci) {
 
   Inventory inv;
   inv.node_name = opts_.node_name;
+  sf::DriverLayout layout_seen = sf::DriverLayout::kCurrent;
   for (int index : *indices) {
     const std::string dir = sf::NeuronDeviceDir(index);
-    auto core_text = fs_.ReadFile(dir + "/core_count");
-    if (!core_text.ok() && absl::IsNotFound(core_text.status()) && !fs_.Exists(dir)) {
-      continue;  // vanished between listing and reading: not in this snapshot
-    }
+    const std::optional<sf::DriverLayout> detected = sf::DetectDriverLayout(fs_, index);
+    if (!detected && !fs_.Exists(dir)) continue;  // vanished between listing and reading
+    // A device missing its core_count is read like its neighbours.
+    const sf::DriverLayout layout = detected.value_or(layout_seen);
+    layout_seen = layout;
+    const auto at = [&](sf::DeviceAttr a) { return sf::DeviceAttrPath(layout, index, a); };
     Device d;
     d.index = index;
-    if (!core_text.ok()) {
-      ReportError(dir + "/core_count", core_text.status());
-    } else if (auto cc = sf::ParseCoreCount(*core_text); cc.ok()) {
-      d.core_count = *cc;
-    } else {
-      ReportError(dir + "/core_count", cc.status());
+    if (detected) d.driver_layout = sf::DriverLayoutName(*detected);
+    if (auto cc = r.Read(at(sf::DeviceAttr::kCoreCount), sf::ParseCoreCount)) {
+      d.physical_cores = *cc;
     }
-    if (auto links = r.Read(dir + "/connected_devices", sf::ParseConnectedDevices)) {
+    if (auto links = r.Read(at(sf::DeviceAttr::kConnectedDevices), sf::ParseConnectedDevices)) {
       d.connected = *links;
     }
     if (auto it = pci_of_index_.find(index); it != pci_of_index_.end()) {
@@ -166,15 +167,15 @@ absl::StatusOr<Inventory> Scanner::Scan(bool rescan_pci) {
         if (auto t = sf::ParseToken(*sn); t.ok()) d.serial_number = *t;
       }
     }
-    const std::string hw = dir + "/stats/hardware";
+    const std::string hw = at(sf::DeviceAttr::kHardwareDir);
     for (const std::string& name : r.List(hw)) {
       if (auto v = r.U64(absl::StrCat(hw, "/", name))) d.hardware[name] = *v;
     }
-    const std::string host = dir + "/stats/memory_usage/host_mem";
+    const std::string host = at(sf::DeviceAttr::kHostMemDir);
     for (const std::string& cat : r.List(host)) {
       if (auto v = r.U64(absl::StrCat(host, "/", cat, "/present"))) d.host_mem[cat] = *v;
     }
-    if (auto p = r.ReadOptional(dir + "/stats/power/utilization", sf::ParsePowerUtilization)) {
+    if (auto p = r.ReadOptional(at(sf::DeviceAttr::kPowerUtilization), sf::ParsePowerUtilization)) {
       if (p->valid) d.power_utilization = p->avg;
     }
     auto cores = sf::ListNeuronCoreIndices(fs_, index);
@@ -183,9 +184,10 @@ absl::StatusOr<Inventory> Scanner::Scan(bool rescan_pci) {
     } else {
       for (int c : *cores) d.cores.push_back(ReadCore(r, sf::NeuronCoreDir(index, c), c));
     }
-    inv.total_cores += d.core_count;
+    inv.total_physical_cores += d.physical_cores;
     inv.devices.push_back(std::move(d));
   }
+  ApplyLnc(inv);
 
   // Instance type: explicit > DMI product name (EC2 publishes the type there) > inference.
   if (!opts_.instance_type.empty()) {
@@ -212,6 +214,37 @@ absl::StatusOr<Inventory> Scanner::Scan(bool rescan_pci) {
   }
   inv.read_errors = read_errors_;
   return inv;
+}
+
+void Scanner::ApplyLnc(Inventory& inv) {
+  std::optional<topology::DeviceModel> model;
+  for (const Device& d : inv.devices) {
+    if (d.model) {
+      model = d.model;
+      break;
+    }
+  }
+  absl::StatusOr<LncSetting> lnc = ResolveLnc(fs_, opts_.lnc, model);
+  if (!lnc.ok()) {
+    inv.lnc_error = std::string(lnc.status().message());
+    if (inv.lnc_error != last_lnc_error_) {
+      spdlog::error("LNC unreadable, logical NeuronCore counts withheld error=\"{}\"",
+                    inv.lnc_error);
+      last_lnc_error_ = inv.lnc_error;
+    }
+    return;
+  }
+  if (!last_lnc_error_.empty()) {
+    spdlog::info("LNC readable again lnc={} source={}", lnc->value, lnc->origin);
+    last_lnc_error_.clear();
+  }
+  inv.lnc = lnc->value;
+  inv.lnc_source = LncSourceName(lnc->source);
+  inv.lnc_origin = lnc->origin;
+  for (Device& d : inv.devices) {
+    d.core_count = d.physical_cores / inv.lnc;
+    inv.total_cores += d.core_count;
+  }
 }
 
 absl::StatusOr<Inventory> ReadInventory(const sysfs::Fs& fs, ScanOptions opts) {

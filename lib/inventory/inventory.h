@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "lib/inventory/lnc.h"
 #include "lib/sysfs/fs.h"
 #include "lib/sysfs/pci.h"
 #include "lib/topology/topology.h"
@@ -46,8 +47,9 @@ struct Device {
   std::string pci_address = {};  // "0000:10:1c.0"; "" if it could not be paired
   uint16_t pci_device_id = 0;
   std::optional<topology::DeviceModel> model = {};  // nullopt = unknown id
-  int core_count = 0;                               // driver core_count (logical cores)
-  std::vector<int> connected = {};                  // driver connected_devices
+  int physical_cores = 0;           // driver core_count: PHYSICAL cores (blind to LNC)
+  int core_count = 0;               // LOGICAL cores = physical_cores / LNC; 0 while LNC is unknown
+  std::vector<int> connected = {};  // driver connected_devices
   int numa_node = -1;
   bool healthy = true;
   std::string unhealthy_reason = {};  // "" when healthy: "vanished", "driver unbound", ...
@@ -61,6 +63,7 @@ struct Device {
   std::string arch_type = {};    // info/architecture/arch_type ("NDv2")
   std::string device_name = {};  // info/architecture/device_name ("Trainium1")
   std::string serial_number = {};
+  std::string driver_layout = {};  // "legacy" / "current" (sysfs/driver_layout.h); "" unknown
   bool present = true;  // false: kept in the snapshot only to report it unhealthy (watcher)
 };
 
@@ -68,8 +71,15 @@ struct Inventory {
   std::string node_name = {};
   std::string instance_type = {};    // EC2 instance type; "" unknown (see Scanner::Scan)
   std::vector<Device> devices = {};  // sorted by index
-  int total_cores = 0;               // sum of core_count
+  int total_cores = 0;               // sum of core_count (logical; 0 while LNC is unknown)
+  int total_physical_cores = 0;      // sum of physical_cores
   uint64_t read_errors = 0;          // cumulative count of failed/garbled sysfs reads
+  // LNC (lnc.h). lnc == 0: the value could not be resolved (lnc_error says why, naming its
+  // source); logical core counts are then withheld (0), since a wrong count is worse than none.
+  int lnc = 0;
+  std::string lnc_source = {};  // "flag", "env", "file", "default"
+  std::string lnc_origin = {};  // "--lnc", "NEURON_LOGICAL_NC_CONFIG", the file path, "default..."
+  std::string lnc_error = {};
   // Extras beyond the contract.
   std::string driver_instance_type = {};  // raw driver info/architecture/instance_type ("Trn1")
 };
@@ -78,6 +88,7 @@ struct ScanOptions {
   std::string node_name = {};
   // Known instance type (flag/label/--emulate); wins over detection when non-empty.
   std::string instance_type = {};
+  LncInputs lnc = {};  // --lnc and NEURON_LOGICAL_NC_CONFIG; the host file is read per scan
 };
 
 class Scanner {
@@ -100,6 +111,9 @@ class Scanner {
   struct Reader;  // per-scan helper counting errors (inventory.cc)
 
  private:
+  // Resolves LNC (lnc.h) and fills the logical counts, or records why it cannot.
+  void ApplyLnc(Inventory& inv);
+
   const sysfs::Fs& fs_;
   ScanOptions opts_;
   bool have_pci_ = false;
@@ -108,6 +122,7 @@ class Scanner {
   std::map<int, std::string> pci_of_index_;
   uint64_t read_errors_ = 0;
   std::set<std::string> warned_;
+  std::string last_lnc_error_;  // logged once per distinct error
 };
 
 // One-shot convenience: Scanner(fs, opts).Scan().

@@ -274,9 +274,10 @@ absl::Status WriteNeuronDevice(TreeWriter& w, const std::string& root, const Emu
   if (index < static_cast<int>(spec.links.size())) {
     for (int l : spec.links[static_cast<size_t>(index)]) links.push_back(absl::StrCat(l));
   }
-  const std::pair<const char*, std::string> files[] = {
-      {"core_count", absl::StrCat(spec.cores_per_device)},  // no newline, as the driver
-      {"connected_devices", absl::StrCat(absl::StrJoin(links, ", "), "\n")},
+  const auto at = [&spec](DeviceAttr a) { return DeviceAttrRelPath(spec.layout, a); };
+  const std::pair<std::string, std::string> files[] = {
+      {at(DeviceAttr::kCoreCount), absl::StrCat(spec.cores_per_device)},  // no newline
+      {at(DeviceAttr::kConnectedDevices), absl::StrCat(absl::StrJoin(links, ", "), "\n")},
       {"reset", "0\n"},
       {"dev", absl::StrCat(kNeuronMajor, ":", index, "\n")},
       {"uevent",
@@ -285,7 +286,7 @@ absl::Status WriteNeuronDevice(TreeWriter& w, const std::string& root, const Emu
       {"info/architecture/arch_type", absl::StrCat(arch.nd, "\n")},
       {"info/architecture/instance_type", absl::StrCat(arch.instance, "\n")},
       {"info/architecture/device_name", absl::StrCat(arch.device_name, "\n")},
-      {"stats/power/utilization",
+      {at(DeviceAttr::kPowerUtilization),
        absl::StrFormat("POWER_STATUS_VALID,%d,10.00,%d.50,%d.25\n", 1700000000 + index,
                        40 + index % 10, 20 + index % 10)},
   };
@@ -297,12 +298,13 @@ absl::Status WriteNeuronDevice(TreeWriter& w, const std::string& root, const Emu
                                   absl::StrFormat("%016x\n", 0x5e5a000000000000ULL + index)));
   }
   for (const std::string& c : HardwareCounterNames()) {
-    NEURON_RETURN_IF_ERROR(w.File(absl::StrCat(dev, "/stats/hardware/", c), "0\n"));
+    NEURON_RETURN_IF_ERROR(
+        w.File(absl::StrCat(dev, "/", at(DeviceAttr::kHardwareDir), "/", c), "0\n"));
   }
   uint64_t k = 1;
   for (const std::string& cat : HostMemCategories()) {
     NEURON_RETURN_IF_ERROR(
-        WriteMem(w, absl::StrCat(dev, "/stats/memory_usage/host_mem/", cat), (k++) << 12));
+        WriteMem(w, absl::StrCat(dev, "/", at(DeviceAttr::kHostMemDir), "/", cat), (k++) << 12));
   }
   for (int core = 0; core < spec.cores_per_device; ++core) {
     NEURON_RETURN_IF_ERROR(WriteCore(w, dev, arch, index, core));
@@ -312,6 +314,17 @@ absl::Status WriteNeuronDevice(TreeWriter& w, const std::string& root, const Emu
       MakeSymlink(absl::StrCat("../../devices/virtual/neuron_device/neuron", index),
                   Join(root, NeuronDeviceDir(index))));
   return w.File(Join(root, NeuronDevNode(index)), "");
+}
+
+DriverLayout RecordedLayout(const std::string& root) {
+  std::ifstream in(Join(root, kMarker));
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("layout=", 0) == 0) {
+      return ParseDriverLayout(line.substr(7)).value_or(DriverLayout::kCurrent);
+    }
+  }
+  return DriverLayout::kCurrent;
 }
 
 absl::Status RemoveNeuronDevice(const std::string& root, int index) {
@@ -355,7 +368,16 @@ absl::StatusOr<std::vector<std::string>> WriteEmulatedTree(const std::string& ro
   }
   NEURON_RETURN_IF_ERROR(ei::RemoveAll(ei::Join(root, "sys")));
   NEURON_RETURN_IF_ERROR(ei::RemoveAll(ei::Join(root, "dev")));
-  NEURON_RETURN_IF_ERROR(ei::WriteFileAtomic(marker, spec.instance_type + "\n"));
+  NEURON_RETURN_IF_ERROR(ei::WriteFileAtomic(
+      marker, absl::StrCat(spec.instance_type, "\nlayout=", DriverLayoutName(spec.layout), "\n")));
+  // The runtime's LNC, where EKS node user data writes it (aws-neuron-sdk
+  // deploy/eks/prerequisites.rst). Written only when asked, so the default path is exercised too.
+  const std::string lnc_file = ei::Join(root, "opt/aws/neuron/logical_nc_config");
+  NEURON_RETURN_IF_ERROR(ei::RemoveAll(lnc_file));
+  if (spec.lnc > 0) {
+    NEURON_RETURN_IF_ERROR(
+        ei::WriteFileAtomic(lnc_file, absl::StrCat("NEURON_LOGICAL_NC_CONFIG=", spec.lnc, "\n")));
+  }
   // Driver directory and the files the PCI core gives every driver.
   const std::string drv = ei::Join(root, absl::StrCat("sys/bus/pci/drivers/", kNeuronPciDriver));
   for (const char* f : {"bind", "unbind", "new_id", "remove_id", "uevent"}) {

@@ -15,9 +15,12 @@
 //       and driver -> ../../../bus/pci/drivers/neuron-driver
 //   sys/bus/pci/devices/<addr> -> ../../../devices/pci0000:BB/<addr>
 //   sys/bus/pci/drivers/neuron-driver/<addr> -> ../../../../devices/pci0000:BB/<addr>
-//   sys/devices/virtual/neuron_device/neuronI/... every attribute and counter of NEURON.md §5
+//   sys/devices/virtual/neuron_device/neuronI/... every attribute and counter of NEURON.md §5,
+//       device attributes placed per spec.layout (driver_layout.h), one neuron_coreM per
+//       PHYSICAL core
 //   sys/class/neuron_device/neuronI -> ../../devices/virtual/neuron_device/neuronI
 //   dev/neuronI (placeholder regular file)
+//   opt/aws/neuron/logical_nc_config when spec.lnc > 0
 //   sys/devices/virtual/dmi/id/{sys_vendor,product_name} ("Amazon EC2", the instance type), as
 //       EC2 Nitro hosts publish them.
 // The class device has no `device` link, as with the real driver (see neuron_driver.h).
@@ -29,6 +32,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "lib/sysfs/driver_layout.h"
 
 namespace neuron::sysfs {
 
@@ -36,9 +40,15 @@ struct EmulationSpec {  // built from a topology::Shape by inventory (or by test
   std::string instance_type = {};
   uint16_t pci_device_id = 0;
   int devices = 0;
-  int cores_per_device = 0;  // as the driver's core_count reports it
+  int cores_per_device = 0;  // PHYSICAL cores, as the driver's core_count reports them
   std::vector<std::vector<int>> links = {};
   int numa_nodes = 1;
+  // Where the driver puts its nodes (driver_layout.h): current (2.31+) or legacy.
+  DriverLayout layout = DriverLayout::kCurrent;
+  // The driver is blind to LNC; the runtime reads it from the host. > 0 writes
+  // opt/aws/neuron/logical_nc_config ("NEURON_LOGICAL_NC_CONFIG=<lnc>"), as EKS user data does;
+  // 0 writes no file (the family default applies).
+  int lnc = 0;
 };
 
 // Writes the tree under `root` (created if missing; an existing emulated tree is replaced).
@@ -55,6 +65,8 @@ namespace emulation {
 
 // Writes `value` + "\n" to sys/devices/virtual/neuron_device/neuron<device>/<relative_path>,
 // e.g. "stats/hardware/mem_ecc_uncorrected" or "neuron_core0/stats/status/failure/total".
+// Relative paths are given in legacy-layout terms and mapped to the tree's layout (recorded in
+// the tree by WriteEmulatedTree), so fault injection reads the same under both layouts.
 // NotFound if the device (or the file's directory) does not exist.
 absl::Status SetCounter(const std::string& root, int device, const std::string& relative_path,
                         uint64_t value);

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "lib/sysfs/driver_layout.h"
 #include "lib/sysfs/emulator.h"
 
 namespace neuron::sysfs::emulator_internal {
@@ -49,6 +50,8 @@ absl::Status WritePciFunction(TreeWriter& w, const std::string& root, const Emul
 // Writes sys/devices/virtual/neuron_device/neuron<index>, its class link and dev/neuron<index>.
 absl::Status WriteNeuronDevice(TreeWriter& w, const std::string& root, const EmulationSpec& spec,
                                int index);
+// The layout recorded in root's marker file (kCurrent when unreadable).
+DriverLayout RecordedLayout(const std::string& root);
 // Removes what WriteNeuronDevice wrote.
 absl::Status RemoveNeuronDevice(const std::string& root, int index);
 

@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <set>
 
 #include "absl/strings/ascii.h"
@@ -193,6 +194,41 @@ absl::StatusOr<std::string> ParseToken(absl::string_view text) {
     if (u <= 0x20 || u >= 0x7f) return Invalid("attribute", "not a single printable word", text);
   }
   return std::string(body);
+}
+
+absl::StatusOr<int> ParseLncValue(absl::string_view text) {
+  absl::string_view body = absl::StripAsciiWhitespace(text);
+  auto v = StrictU64("LNC", body, text);
+  if (!v.ok()) return v.status();
+  if (*v < 1 || *v > 8) return Invalid("LNC", "out of range 1..8", text);
+  return static_cast<int>(*v);
+}
+
+absl::StatusOr<int> ParseLogicalNcConfig(absl::string_view text) {
+  if (text.size() > 4096) return Invalid("logical_nc_config", "file too long", text);
+  std::optional<int> value;
+  for (absl::string_view line : absl::StrSplit(text, '\n')) {
+    line = absl::StripAsciiWhitespace(line);
+    if (line.empty() || line[0] == '#') continue;
+    absl::ConsumePrefix(&line, "export ");
+    line = absl::StripLeadingAsciiWhitespace(line);
+    if (absl::ConsumePrefix(&line, "NEURON_LOGICAL_NC_CONFIG")) {
+      line = absl::StripAsciiWhitespace(line);
+      if (!absl::ConsumePrefix(&line, "=")) {
+        return Invalid("logical_nc_config", "expected NEURON_LOGICAL_NC_CONFIG=<n>", text);
+      }
+      line = absl::StripAsciiWhitespace(line);
+      if (line.size() >= 2 && (line.front() == '"' || line.front() == '\'') &&
+          line.back() == line.front()) {
+        line = line.substr(1, line.size() - 2);
+      }
+    }
+    auto v = ParseLncValue(line);
+    if (!v.ok()) return Invalid("logical_nc_config", "not an LNC value", text);
+    value = *v;
+  }
+  if (!value) return Invalid("logical_nc_config", "no NEURON_LOGICAL_NC_CONFIG value", text);
+  return *value;
 }
 
 }  // namespace neuron::sysfs

@@ -10,6 +10,7 @@
 //   ParseHexU32("0x1d0f\n")               -> 0x1d0f  (PCI vendor/device/class files)
 //   ParseNumaNode("-1\n")                 -> -1
 //   ParseToken("NCv2\n")                  -> "NCv2"  (arch strings: trimmed, printable, one word)
+//   ParseLogicalNcConfig("NEURON_LOGICAL_NC_CONFIG=1") -> 1  (/opt/aws/neuron/logical_nc_config)
 #pragma once
 
 #include <cstdint>
@@ -53,5 +54,16 @@ absl::StatusOr<int> ParseNumaNode(absl::string_view text);
 // A single printable word (arch_type, instance_type, device_name, serial_number), trimmed of
 // surrounding whitespace. Empty or containing control characters/spaces -> InvalidArgument.
 absl::StatusOr<std::string> ParseToken(absl::string_view text);
+
+// An LNC value as NEURON_LOGICAL_NC_CONFIG holds it: a decimal 1..8 with optional surrounding
+// whitespace. Range checks against a chip (1 or 2) are the caller's: this only rejects garbage.
+absl::StatusOr<int> ParseLncValue(absl::string_view text);
+
+// The host file /opt/aws/neuron/logical_nc_config. The EKS docs write it from node user data as
+// `NEURON_LOGICAL_NC_CONFIG=1` (appended, possibly without a newline: deploy/eks/prerequisites.rst
+// in aws-neuron-sdk), so: lines of `NEURON_LOGICAL_NC_CONFIG=<n>` (optionally `export `-prefixed)
+// or a bare `<n>`; blank lines and `#` comments ignored; the last assignment wins, as when the
+// file is sourced. No assignment, or any other line -> InvalidArgument.
+absl::StatusOr<int> ParseLogicalNcConfig(absl::string_view text);
 
 }  // namespace neuron::sysfs

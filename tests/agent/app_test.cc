@@ -5,6 +5,7 @@
 #include "catch2/catch.hpp"
 #include "lib/sysfs/emulator.h"
 #include "nlohmann/json.hpp"
+#include "tests/sysfs/temp_dir.h"
 #include "tests/testing/http_get.h"
 
 namespace neuron::agent {
@@ -81,6 +82,53 @@ TEST_CASE("App shows faults on /metrics without waiting for a rescan", "[agent]"
   CHECK(metrics_show("\nneuron_device_healthy{device=\"5\"} 0\n"));
   CHECK(metrics_show("\nneuron_node_devices 4\n"));
   app.Stop();
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("App on an emulated trn2.48xlarge at LNC 1, legacy driver: /inventory agrees",
+          "[agent]") {
+  sysfs::testing::TempDir dir;  // tmpfs: a trn2.48xlarge tree is thousands of files
+  AgentOptions opts;
+  opts.emulate = "trn2.48xlarge";
+  opts.emulate_dir = dir.path();
+  opts.lnc = 1;
+  opts.emulate_driver = sysfs::DriverLayout::kLegacy;
+  opts.listen = "127.0.0.1:0";
+  App app(opts, Clock::Real());
+  REQUIRE(app.Start().ok());
+  const auto doc = nlohmann::json::parse(testing::HttpGet(app.port(), "/inventory").body);
+  CHECK(doc["total_cores"] == 128);
+  CHECK(doc["total_physical_cores"] == 128);
+  CHECK(doc["lnc"]["value"] == 1);
+  CHECK(doc["lnc"]["source"] == "flag");
+  CHECK(doc["devices"][0]["cores"] == 8);
+  CHECK(doc["devices"][0]["physical_cores"] == 8);
+  CHECK(doc["devices"][0]["driver_layout"] == "legacy");
+  const auto metrics = testing::HttpGet(app.port(), "/metrics").body;
+  CHECK(metrics.find("\nneuron_node_cores 128\n") != std::string::npos);
+  CHECK(metrics.find("\nneuron_node_physical_cores 128\n") != std::string::npos);
+  app.Stop();
+}
+
+TEST_CASE("App refuses --lnc 2 on a chip without LNC, naming the flag", "[agent]") {
+  char t[] = "/tmp/agent-lnc-XXXXXX";
+  const std::string dir = mkdtemp(t);
+  {
+    AgentOptions writer;  // an inf2 host tree to point --host-root at
+    writer.emulate = "inf2.xlarge";
+    writer.emulate_dir = dir;
+    writer.listen = "127.0.0.1:0";
+    App w(writer, Clock::Real());
+    REQUIRE(w.Start().ok());
+  }
+  AgentOptions opts;
+  opts.host_root = dir;
+  opts.lnc = 2;
+  opts.listen = "127.0.0.1:0";
+  App app(opts, Clock::Real());
+  const absl::Status s = app.Start();
+  CHECK(s.code() == absl::StatusCode::kInvalidArgument);
+  CHECK(std::string(s.message()).find("--lnc") != std::string::npos);
   std::filesystem::remove_all(dir);
 }
 

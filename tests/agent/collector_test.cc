@@ -19,6 +19,7 @@ inventory::Inventory TwoDevices() {
     d.pci_device_id = 0x7164;
     d.model = topology::ModelForPciDevice(0x7164);
     d.core_count = 2;
+    d.physical_cores = 2;
     d.hardware = {{"mem_ecc_uncorrected", static_cast<uint64_t>(i)}, {"sram_ecc_uncorrected", 0}};
     d.host_mem = {{"tensors", 4096}};
     d.power_utilization = 42.0;
@@ -34,6 +35,9 @@ inventory::Inventory TwoDevices() {
     inv.devices.push_back(d);
   }
   inv.total_cores = 4;
+  inv.total_physical_cores = 4;
+  inv.lnc = 1;
+  inv.lnc_source = "default";
   return inv;
 }
 
@@ -50,6 +54,9 @@ TEST_CASE("collector exports the required families with their labels", "[agent]"
   const std::string text = Render(TwoDevices());
   CHECK(Has(text, "neuron_node_devices 2"));
   CHECK(Has(text, "neuron_node_cores 4"));
+  CHECK(Has(text, "neuron_node_physical_cores 4"));
+  CHECK(Has(text, "neuron_node_lnc{source=\"default\"} 1"));
+  CHECK(Has(text, "neuron_node_lnc_valid 1"));
   CHECK(Has(text, "neuron_agent_sysfs_read_errors_total 3"));
   CHECK(Has(text,
             "neuron_device_info{device=\"1\",pci_address=\"0000:10:11.0\",device_id=\"7164\","
@@ -93,10 +100,52 @@ TEST_CASE("a vanished or unknown device is reported without its counters", "[age
   CHECK(testing::PromtoolCheck(text).ok());
 }
 
+TEST_CASE("trn2 at LNC 2: logical node cores, per-core series per physical core", "[agent]") {
+  inventory::Inventory inv;
+  inventory::Device d;
+  d.model = topology::ModelForPciDevice(0x7364);
+  d.pci_device_id = 0x7364;
+  d.physical_cores = 8;
+  d.core_count = 4;
+  for (int c = 0; c < 8; ++c) {
+    inventory::CoreStats core;
+    core.index = c;
+    core.other_info = {{"flop_count", 1}};
+    d.cores.push_back(core);
+  }
+  inv.devices.push_back(d);
+  inv.total_cores = 4;
+  inv.total_physical_cores = 8;
+  inv.lnc = 2;
+  inv.lnc_source = "file";
+  const std::string text = Render(inv);
+  CHECK(Has(text, "neuron_node_cores 4"));
+  CHECK(Has(text, "neuron_node_physical_cores 8"));
+  CHECK(Has(text, "neuron_node_lnc{source=\"file\"} 2"));
+  CHECK(Has(text, "neuron_core_flops_total{device=\"0\",core=\"7\"} 1"));  // neuron_core7
+  CHECK(testing::PromtoolCheck(text).ok());
+}
+
+TEST_CASE("an unreadable LNC withholds the logical core count", "[agent]") {
+  inventory::Inventory inv = TwoDevices();
+  inv.lnc = 0;
+  inv.total_cores = 0;
+  inv.lnc_error = "NEURON_LOGICAL_NC_CONFIG: not an LNC value";
+  const std::string text = Render(inv);
+  CHECK(text.find("\nneuron_node_cores ") == std::string::npos);
+  CHECK(text.find("\nneuron_node_lnc{") == std::string::npos);
+  CHECK(Has(text, "neuron_node_lnc_valid 0"));
+  CHECK(Has(text, "neuron_node_physical_cores 4"));
+  CHECK(testing::PromtoolCheck(text).ok());
+}
+
 TEST_CASE("an empty node still exposes its zero gauges", "[agent]") {
-  const std::string text = Render(inventory::Inventory{});
+  inventory::Inventory empty;
+  empty.lnc = 1;  // what a scan of a node without devices resolves
+  const std::string text = Render(empty);
   CHECK(Has(text, "neuron_node_devices 0"));
   CHECK(Has(text, "neuron_node_cores 0"));
+  CHECK(Has(text, "neuron_node_physical_cores 0"));
   CHECK(text.find("neuron_device_info") == std::string::npos);
   CHECK(testing::PromtoolCheck(text).ok());
 }

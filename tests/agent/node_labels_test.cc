@@ -35,9 +35,12 @@ inventory::Inventory Node(int devices) {
     d.index = i;
     d.model = topology::ModelForPciDevice(0x7264);
     d.core_count = 2;
+    d.physical_cores = 2;
     inv.devices.push_back(d);
   }
   inv.total_cores = 2 * devices;
+  inv.total_physical_cores = 2 * devices;
+  inv.lnc = 1;
   return inv;
 }
 
@@ -48,10 +51,20 @@ TEST_CASE("NodeLabels describes the node in NFD's default namespace", "[agent]")
       {"feature.node.kubernetes.io/aws-neuron-family", "inferentia2"},
       {"feature.node.kubernetes.io/aws-neuron-device-count", "12"},
       {"feature.node.kubernetes.io/aws-neuron-core-count", "24"},
+      {"feature.node.kubernetes.io/aws-neuron-lnc", "1"},
+      {"feature.node.kubernetes.io/aws-neuron-physical-core-count", "24"},
       {"feature.node.kubernetes.io/aws-neuron-instance-type", "inf2.48xlarge"},
   };
   CHECK(labels == want);
   CHECK(NodeLabels(Node(0)).empty());
+  // While LNC is unreadable the logical count and the lnc label are withheld, not guessed.
+  inventory::Inventory unknown = Node(2);
+  unknown.lnc = 0;
+  unknown.total_cores = 0;
+  for (const auto& [k, v] : NodeLabels(unknown)) {
+    CHECK(k != "feature.node.kubernetes.io/aws-neuron-core-count");
+    CHECK(k != "feature.node.kubernetes.io/aws-neuron-lnc");
+  }
 }
 
 TEST_CASE("WriteFeatureFile writes atomically, skips unchanged content, removes when empty",

@@ -12,7 +12,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
   const std::string text(reinterpret_cast<const char*>(data) + 1, size - 1);
   using namespace neuron::sysfs;  // NOLINT(google-build-using-namespace): fuzz driver only
-  switch (data[0] % 7) {
+  switch (data[0] % 8) {
     case 0:
       if (auto v = ParseU64(text); v.ok()) {
         // Only plain decimal digits (plus one optional newline) are accepted, with their value.
@@ -43,6 +43,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       break;
     case 5:
       if (auto v = ParseNumaNode(text); v.ok() && (*v < -1 || *v > 4095)) std::abort();
+      break;
+    case 7:
+      // /opt/aws/neuron/logical_nc_config: an accepted value is in range and re-parses alone.
+      if (auto v = ParseLogicalNcConfig(text); v.ok()) {
+        if (*v < 1 || *v > 8) std::abort();
+        auto again = ParseLogicalNcConfig(absl::StrCat("NEURON_LOGICAL_NC_CONFIG=", *v));
+        if (!again.ok() || *again != *v) std::abort();
+      }
+      if (auto v = ParseLncValue(text); v.ok() && (*v < 1 || *v > 8)) std::abort();
       break;
     default:
       if (auto v = ParseToken(text); v.ok()) {

@@ -155,6 +155,18 @@ TEST_CASE("agent rejects bad flags and unknown shapes with one clear line", "[e2
   CHECK(Eventually([&] { return !bad_shape.Running(); }));
   CHECK(bad_shape.Terminate() == 1);
   CHECK(bad_shape.Log().find("p4d.24xlarge") != std::string::npos);
+
+  Subprocess bad_lnc({BinaryPath("neuron-node-agent"), "--lnc=3"}, tmp.path + "/c.log");
+  CHECK(Eventually([&] { return !bad_lnc.Running(); }));
+  CHECK(bad_lnc.Terminate() == 2);
+  CHECK(bad_lnc.Log() == "neuron-node-agent: --lnc: LNC 3 is not supported (1 or 2)\n");
+
+  Subprocess bad_layout({BinaryPath("neuron-node-agent"), "--emulate-driver=new"},
+                        tmp.path + "/d.log");
+  CHECK(Eventually([&] { return !bad_layout.Running(); }));
+  CHECK(bad_layout.Terminate() == 2);
+  CHECK(bad_layout.Log() ==
+        "neuron-node-agent: --emulate-driver must be current or legacy, got \"new\"\n");
 }
 
 }  // namespace

@@ -1,6 +1,8 @@
 #include "lib/inventory/inventory.h"
 
 #include <filesystem>
+#include <map>
+#include <tuple>
 
 #include "catch2/catch.hpp"
 #include "lib/inventory/emulation.h"
@@ -13,60 +15,96 @@ namespace {
 
 using sysfs::testing::TempDir;
 
-TEST_CASE("inventory of every known shape matches the shape", "[inventory]") {
+// The parts of a device a scan reads from the driver (everything but layout bookkeeping).
+auto DriverView(const Device& d) {
+  std::vector<std::tuple<int, std::map<std::string, uint64_t>, std::map<std::string, uint64_t>>>
+      cores;
+  for (const CoreStats& c : d.cores) cores.emplace_back(c.index, c.status_total, c.other_info);
+  return std::make_tuple(d.index, d.pci_address, d.physical_cores, d.core_count, d.connected,
+                         d.numa_node, d.hardware, d.host_mem, d.power_utilization, d.arch_type,
+                         d.device_name, d.serial_number, cores);
+}
+
+TEST_CASE("inventory of every known shape matches the shape under both layouts", "[inventory]") {
   for (const topology::Shape& shape : topology::AllShapes()) {
     DYNAMIC_SECTION(shape.instance_type) {
-      TempDir dir;
-      auto root = PrepareEmulation(shape.instance_type, dir.path());
-      REQUIRE(root.ok());
-      auto topo = topology::TopologyForShape(shape);
-      REQUIRE(topo.ok());
-      auto fs = sysfs::MakeRootedFs(*root);
-      auto inv = ReadInventory(*fs, {.node_name = "node-a", .instance_type = ""});
-      REQUIRE(inv.ok());
-      CHECK(inv->node_name == "node-a");
-      CHECK(inv->instance_type == shape.instance_type);  // from the DMI product name
-      CHECK(inv->read_errors == 0);
-      REQUIRE(static_cast<int>(inv->devices.size()) == shape.devices);
-      CHECK(inv->total_cores == shape.devices * topo->cores_per_device);
-      const auto addrs = sysfs::EmulatedPciAddress;
-      for (int i = 0; i < shape.devices; ++i) {
-        const Device& d = inv->devices[static_cast<size_t>(i)];
-        CHECK(d.index == i);
-        CHECK(d.present);
-        CHECK(d.healthy);
-        CHECK(d.pci_address == addrs(i));
-        CHECK(d.pci_device_id == shape.pci_device_id);
-        REQUIRE(d.model.has_value());
-        CHECK(d.model->family == shape.family);
-        CHECK(d.core_count == topo->cores_per_device);
-        CHECK(d.connected == shape.links[static_cast<size_t>(i)]);
-        CHECK(d.numa_node == (shape.numa_nodes <= 1 ? 0 : i * shape.numa_nodes / shape.devices));
-        CHECK(d.driver == "neuron-driver");
-        CHECK(d.hardware.size() == sysfs::HardwareCounterNames().size());
-        CHECK(d.hardware.at("mem_ecc_uncorrected") == 0);
-        CHECK(d.host_mem.size() == sysfs::HostMemCategories().size());
-        REQUIRE(d.power_utilization.has_value());
-        CHECK(*d.power_utilization == Approx(20.25 + i % 10));
-        REQUIRE(static_cast<int>(d.cores.size()) == d.core_count);
-        const CoreStats& c = d.cores.back();
-        CHECK(c.index == d.core_count - 1);
-        CHECK(c.status_total.size() == sysfs::CoreStatusCounterNames().size());
-        CHECK(c.status_total.at("success") == 1000 + 7 * static_cast<uint64_t>(i * 100 + c.index));
-        CHECK(c.device_mem.size() == sysfs::DeviceMemCategories().size());
-        CHECK(c.other_info.at("inference_count") == 500 + static_cast<uint64_t>(i * 100 + c.index));
-        CHECK(!c.arch_type.empty());
+      std::vector<Inventory> by_layout;
+      for (sysfs::DriverLayout layout :
+           {sysfs::DriverLayout::kLegacy, sysfs::DriverLayout::kCurrent}) {
+        CAPTURE(sysfs::DriverLayoutName(layout));
+        TempDir dir;
+        auto root = PrepareEmulation(shape.instance_type, dir.path(), 0, layout);
+        REQUIRE(root.ok());
+        auto topo = topology::TopologyForShape(shape);  // family default LNC
+        REQUIRE(topo.ok());
+        const auto model = topology::ModelForPciDevice(shape.pci_device_id);
+        REQUIRE(model.has_value());
+        auto fs = sysfs::MakeRootedFs(*root);
+        auto inv = ReadInventory(*fs, {.node_name = "node-a", .instance_type = ""});
+        REQUIRE(inv.ok());
+        CHECK(inv->node_name == "node-a");
+        CHECK(inv->instance_type == shape.instance_type);  // from the DMI product name
+        CHECK(inv->read_errors == 0);
+        CHECK(inv->lnc == model->default_lnc);
+        CHECK(inv->lnc_source == "default");
+        CHECK(inv->lnc_error.empty());
+        REQUIRE(static_cast<int>(inv->devices.size()) == shape.devices);
+        CHECK(inv->total_cores == shape.devices * topo->cores_per_device);
+        CHECK(inv->total_physical_cores == shape.devices * model->physical_cores);
+        const auto addrs = sysfs::EmulatedPciAddress;
+        for (int i = 0; i < shape.devices; ++i) {
+          const Device& d = inv->devices[static_cast<size_t>(i)];
+          CHECK(d.index == i);
+          CHECK(d.present);
+          CHECK(d.healthy);
+          CHECK(d.driver_layout == sysfs::DriverLayoutName(layout));
+          CHECK(d.pci_address == addrs(i));
+          CHECK(d.pci_device_id == shape.pci_device_id);
+          REQUIRE(d.model.has_value());
+          CHECK(d.model->family == shape.family);
+          CHECK(d.physical_cores == model->physical_cores);
+          CHECK(d.core_count == topo->cores_per_device);
+          CHECK(d.connected == shape.links[static_cast<size_t>(i)]);
+          CHECK(d.numa_node == (shape.numa_nodes <= 1 ? 0 : i * shape.numa_nodes / shape.devices));
+          CHECK(d.driver == "neuron-driver");
+          CHECK(d.hardware.size() == sysfs::HardwareCounterNames().size());
+          CHECK(d.hardware.at("mem_ecc_uncorrected") == 0);
+          CHECK(d.host_mem.size() == sysfs::HostMemCategories().size());
+          REQUIRE(d.power_utilization.has_value());
+          CHECK(*d.power_utilization == Approx(20.25 + i % 10));
+          // One neuron_coreM directory per PHYSICAL core, as the driver makes them.
+          REQUIRE(static_cast<int>(d.cores.size()) == d.physical_cores);
+          const CoreStats& c = d.cores.back();
+          CHECK(c.index == d.physical_cores - 1);
+          CHECK(c.status_total.size() == sysfs::CoreStatusCounterNames().size());
+          CHECK(c.status_total.at("success") ==
+                1000 + 7 * static_cast<uint64_t>(i * 100 + c.index));
+          CHECK(c.device_mem.size() == sysfs::DeviceMemCategories().size());
+          CHECK(c.other_info.at("inference_count") ==
+                500 + static_cast<uint64_t>(i * 100 + c.index));
+          CHECK(!c.arch_type.empty());
+        }
+        by_layout.push_back(*std::move(inv));
+      }
+      // Same host, two driver layouts: the same inventory.
+      REQUIRE(by_layout.size() == 2);
+      CHECK(by_layout[0].total_cores == by_layout[1].total_cores);
+      for (size_t i = 0; i < by_layout[0].devices.size(); ++i) {
+        CHECK(DriverView(by_layout[0].devices[i]) == DriverView(by_layout[1].devices[i]));
       }
     }
   }
 }
 
-TEST_CASE("BuildEmulationSpec honours LNC", "[inventory]") {
+TEST_CASE("BuildEmulationSpec writes physical cores and validates LNC", "[inventory]") {
   const topology::Shape* trn2 = topology::FindShape("trn2.48xlarge");
   REQUIRE(trn2 != nullptr);
   CHECK(BuildEmulationSpec(*trn2, 1)->cores_per_device == 8);
-  CHECK(BuildEmulationSpec(*trn2, 2)->cores_per_device == 4);
-  CHECK(BuildEmulationSpec(*trn2)->cores_per_device == 4);
+  CHECK(BuildEmulationSpec(*trn2, 2)->cores_per_device == 8);
+  CHECK(BuildEmulationSpec(*trn2)->cores_per_device == 8);
+  CHECK(BuildEmulationSpec(*trn2, 1)->lnc == 1);
+  CHECK(BuildEmulationSpec(*trn2)->lnc == 0);
+  CHECK(BuildEmulationSpec(*trn2)->layout == sysfs::DriverLayout::kCurrent);
   const topology::Shape* inf2 = topology::FindShape("inf2.24xlarge");
   REQUIRE(inf2 != nullptr);
   CHECK(absl::IsInvalidArgument(BuildEmulationSpec(*inf2, 2).status()));

@@ -7,6 +7,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
+#include "lib/sysfs/driver_layout.h"
 #include "spdlog/spdlog.h"
 
 namespace neuron::sysfs {
@@ -122,8 +123,9 @@ const std::vector<std::string>& UncorrectableErrorCounters() {
   return *k;
 }
 
-std::string UncorrectableCounterPath(const Fs& /*fs*/, int index, const std::string& name) {
-  return absl::StrCat(NeuronDeviceDir(index), "/stats/hardware/", name);
+std::string UncorrectableCounterPath(const Fs& fs, int index, const std::string& name) {
+  const DriverLayout layout = DetectDriverLayout(fs, index).value_or(DriverLayout::kCurrent);
+  return absl::StrCat(DeviceAttrPath(layout, index, DeviceAttr::kHardwareDir), "/", name);
 }
 
 absl::StatusOr<std::vector<int>> ListNeuronDeviceIndices(const Fs& fs) {

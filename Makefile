@@ -1,11 +1,13 @@
 # Entry points for people and CI. Every target installs its own dependencies first.
 #   make demo   - build and run the emulated demo (node agent on an emulated trn1.32xlarge)
 #   make test   - build and pass every test (release preset)
+#   make fuzz-run - build the libFuzzer targets and run each FUZZ_SECONDS (default 30)
 SHELL := /bin/bash
 JOBS ?= $(shell nproc)
 EMULATE ?= trn1.32xlarge
+FUZZ_SECONDS ?= 30
 
-.PHONY: help deps build demo test test-asan test-tsan sanitize fuzz bench fmt lint clean
+.PHONY: help deps build demo test test-asan test-tsan sanitize fuzz fuzz-run bench fmt lint clean
 
 help: ## Show this help
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
@@ -37,9 +39,12 @@ test-tsan: deps ## Build and run the threaded-server tests (CTest label tsan) un
 
 sanitize: test-asan test-tsan ## Both sanitizer suites
 
-fuzz: deps ## Build the libFuzzer targets with clang (run them from build/fuzz/bin)
+fuzz: deps ## Build the libFuzzer targets with clang (binaries in build/fuzz/bin)
 	@cmake --preset fuzz >/dev/null
-	@cmake --build --preset fuzz -j $(JOBS)
+	@cmake --build --preset fuzz -j $(JOBS) --target fuzz_targets
+
+fuzz-run: fuzz ## Run each fuzz target FUZZ_SECONDS (default 30); fails on any crash/leak/UB
+	@FUZZ_SECONDS=$(FUZZ_SECONDS) bash scripts/fuzz-run.sh
 
 bench: build ## Run the benchmarks (figures are kept in bench/README.md)
 	@bash bench/run.sh

@@ -43,9 +43,15 @@ function(neuron_cc_test)
 endfunction()
 
 # neuron_fuzz_target(NAME x SRCS ... DEPS ... CORPUS dir)
-# With NEURON_FUZZ=ON (clang) it is a libFuzzer binary. Otherwise it links a replay driver that
-# runs the seed corpus plus a fixed number of deterministic mutations of it, and is registered as
-# a unit test, so every build checks the parsers against hostile input.
+# With NEURON_FUZZ=ON (clang) it is a libFuzzer binary, built by the target `fuzz_targets` and
+# listed with its seed corpus in <build>/fuzz_targets.txt ("name corpus-dir" per line) for
+# scripts/fuzz-run.sh. Otherwise it links a replay driver that runs the seed corpus plus a fixed
+# number of deterministic mutations of it, and is registered as a unit test, so every build checks
+# the parsers against hostile input.
+if(NEURON_FUZZ)
+  add_custom_target(fuzz_targets)
+  file(WRITE ${CMAKE_BINARY_DIR}/fuzz_targets.txt "")
+endif()
 function(neuron_fuzz_target)
   cmake_parse_arguments(A "" "NAME;CORPUS" "SRCS;DEPS" ${ARGN})
   add_executable(${A_NAME} ${A_SRCS})
@@ -54,6 +60,8 @@ function(neuron_fuzz_target)
   if(NEURON_FUZZ)
     target_compile_options(${A_NAME} PRIVATE -fsanitize=fuzzer)
     target_link_options(${A_NAME} PRIVATE -fsanitize=fuzzer)
+    add_dependencies(fuzz_targets ${A_NAME})
+    file(APPEND ${CMAKE_BINARY_DIR}/fuzz_targets.txt "${A_NAME} ${A_CORPUS}\n")
   else()
     target_link_libraries(${A_NAME} PRIVATE neuron_fuzz_replay)
     add_test(NAME ${A_NAME} COMMAND ${A_NAME} ${A_CORPUS})

@@ -1,5 +1,6 @@
 // File: lib/deviceplugin/pod_resources.h
-// What pods hold on this node according to the kubelet's PodResources v1 API (List).
+// What pods hold on this node according to the kubelet's PodResources v1 API (List). The reply
+// conversion (HoldingsFromList) is split from the gRPC call so it is pure and can be fuzzed.
 #pragma once
 
 #include <map>
@@ -8,6 +9,7 @@
 
 #include "absl/status/statusor.h"
 #include "lib/deviceplugin/ids.h"
+#include "proto/podresources/v1/api.pb.h"
 
 namespace neuron::deviceplugin {
 
@@ -19,5 +21,12 @@ struct PodHoldings {
 
 // PodResources v1 List on `socket` (unix path), converted to holdings of Neuron resources.
 absl::StatusOr<std::vector<PodHoldings>> ListPodHoldings(const std::string& socket);
+
+// Pods holding aws.amazon.com/neuron or /neuroncore in `reply`, one entry per (namespace, name),
+// in reply order. IDs are unioned over containers and entries, per kind, ascending and without
+// duplicates (the kubelet reports a device an init container handed to an app container under
+// both). Other resources and IDs that are not ours (not a ParseId index) are ignored; pods left
+// holding nothing are dropped.
+std::vector<PodHoldings> HoldingsFromList(const v1::ListPodResourcesResponse& reply);
 
 }  // namespace neuron::deviceplugin

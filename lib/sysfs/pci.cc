@@ -42,6 +42,11 @@ struct ErrorTrap {
 };
 thread_local ErrorTrap* t_trap = nullptr;
 
+// Declared with libpci's own attribute macros so its type is exactly pci_access::error's: clang
+// makes GNU noreturn part of the function type and rejects the assignment without it ([[noreturn]]
+// is not enough). The compiler checks the claim: both exits below (abort, longjmp) never return.
+extern "C" void OnPciError(char* msg, ...) PCI_PRINTF(1, 2) PCI_NONRET;
+
 extern "C" void OnPciError(char* msg, ...) {
   ErrorTrap* trap = t_trap;
   char buf[512];

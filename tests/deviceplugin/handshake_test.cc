@@ -4,6 +4,7 @@
 #include "lib/deviceplugin/handshake.h"
 
 #include "catch2/catch.hpp"
+#include "lib/deviceplugin/pod_resources.h"
 #include "tests/fakes/kubelet/fake_kubelet.h"
 
 namespace neuron::deviceplugin {
@@ -65,6 +66,37 @@ TEST_CASE("PendingChoice picks the oldest matching pod", "[handshake]") {
   CHECK_FALSE(PendingChoice(pods, ResourceKind::kCore, 3).has_value());
 }
 
+// The kubelet reports a device an init container handed on to an app container under both; the
+// annotation used to read "3,3", which ParseIdList (the extender) rejects.
+TEST_CASE("HoldingsFromList unions IDs over containers without duplicates", "[handshake]") {
+  v1::ListPodResourcesResponse resp;
+  auto* pod = resp.add_pod_resources();
+  pod->set_namespace_("ml");
+  pod->set_name("train");
+  for (const char* name : {"init", "main"}) {
+    auto* c = pod->add_containers();
+    c->set_name(name);
+    auto* d = c->add_devices();
+    d->set_resource_name("aws.amazon.com/neuron");
+    d->add_device_ids("3");
+    d->add_device_ids("01");  // not an index of ours: ignored
+  }
+  pod->mutable_containers(1)->mutable_devices(0)->add_device_ids("1");
+  auto* empty = resp.add_pod_resources();
+  empty->set_name("cpu-only");
+  empty->add_containers()->add_devices()->set_resource_name("vendor.com/gpu");
+  *resp.add_pod_resources() = *pod;  // a repeated entry merges into the first
+  resp.mutable_pod_resources(2)->mutable_containers(0)->mutable_devices(0)->add_device_ids("0");
+
+  std::vector<PodHoldings> held = HoldingsFromList(resp);
+  REQUIRE(held.size() == 1);
+  CHECK(held[0].ids.at(ResourceKind::kDevice) == std::vector<int>{0, 1, 3});
+  auto plan = PlanHandshake(held, {Bound("train", "", "neuron", "1")});
+  REQUIRE(plan.size() == 1);
+  CHECK(plan[0].set.at(kAnnotationIds) == "0,1,3");
+  CHECK(ParseIdList(plan[0].set.at(kAnnotationIds)).ok());
+}
+
 TEST_CASE("Handshake pass over a real PodResources socket", "[handshake][integration]") {
   fakes::FakeKubelet kubelet;
   REQUIRE(kubelet.StartPodResources().ok());
@@ -86,7 +118,7 @@ TEST_CASE("Handshake pass over a real PodResources socket", "[handshake][integra
   auto held = ListPodHoldings(kubelet.pod_resources_socket());
   REQUIRE(held.ok());
   REQUIRE(held->size() == 1);
-  CHECK(held->at(0).ids.at(ResourceKind::kCore) == std::vector<int>{9, 8});
+  CHECK(held->at(0).ids.at(ResourceKind::kCore) == std::vector<int>{8, 9});
 
   RecordingPods pods;
   pods.pods = {Bound("train", "8,9", "neuroncore", "5")};

@@ -26,8 +26,8 @@ struct NeuronRequest {
 };
 
 struct PodInfo {
-  std::string ns, name, uid, node_name, phase;
-  NeuronRequest request;
+  std::string ns{}, name{}, uid{}, node_name{}, phase{};
+  NeuronRequest request{};
   bool has_ids = false;   // AWS_NEURON_IDS present
   std::string ids;        // AWS_NEURON_IDS as written
   std::string type;       // NEURON_RESOURCE_TYPE

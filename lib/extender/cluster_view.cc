@@ -147,6 +147,7 @@ void ClusterView::DeletePod(const nlohmann::json& pod) {
 
 std::optional<NodeState> ClusterView::StateLocked(const std::string& node,
                                                   const std::string& exclude_pod,
+                                                  const std::set<std::string>* exclude_uids,
                                                   absl::Time now) const {
   auto it = nodes_.find(node);
   if (it == nodes_.end() || !it->second.info) return std::nullopt;
@@ -158,6 +159,7 @@ std::optional<NodeState> ClusterView::StateLocked(const std::string& node,
   for (const auto& [key, hs] : it->second.pods) {
     if (key == exclude_pod) continue;
     for (const Holding& h : hs) {
+      if (exclude_uids && exclude_uids->count(h.uid)) continue;
       st.holdings.push_back(h);
       if (h.known) {
         occ.Mark(h.kind, h.ids);
@@ -168,6 +170,7 @@ std::optional<NodeState> ClusterView::StateLocked(const std::string& node,
   }
   for (const auto& [uid, r] : reservations_) {
     if (r.node != node || r.expires <= now || r.pod == exclude_pod) continue;
+    if (exclude_uids && exclude_uids->count(uid)) continue;
     auto held = it->second.pods.find(r.pod);
     const bool shown = held != it->second.pods.end() &&
                        std::any_of(held->second.begin(), held->second.end(), [&](const Holding& h) {
@@ -187,11 +190,11 @@ std::optional<NodeState> ClusterView::StateLocked(const std::string& node,
   return st;
 }
 
-std::optional<NodeState> ClusterView::State(const std::string& node,
-                                            const std::string& exclude_pod) const {
+std::optional<NodeState> ClusterView::State(const std::string& node, const std::string& exclude_pod,
+                                            const std::set<std::string>* exclude_uids) const {
   const absl::Time now = clock_.Now();
   absl::ReaderMutexLock lock(&mu_);
-  return StateLocked(node, exclude_pod, now);
+  return StateLocked(node, exclude_pod, exclude_uids, now);
 }
 
 absl::StatusOr<Choice> ClusterView::ChooseAndReserve(const std::string& node, const PodInfo& pod,
@@ -208,7 +211,7 @@ absl::StatusOr<Choice> ClusterView::ChooseAndReserve(const std::string& node, co
     if (it->second.node == node) return it->second.choice;
     reservations_.erase(it);  // the scheduler moved the pod: the old choice is void
   }
-  std::optional<NodeState> st = StateLocked(node, pod.Key(), now);
+  std::optional<NodeState> st = StateLocked(node, pod.Key(), nullptr, now);
   if (!st) return absl::NotFoundError(absl::StrCat("node ", node, " is not known"));
   if (!st->info.shape) {
     return absl::FailedPreconditionError(absl::StrCat("node ", node, " has no Neuron devices"));

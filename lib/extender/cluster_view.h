@@ -13,6 +13,7 @@
 
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -69,8 +70,9 @@ class ClusterView {
 
   // State of `node` with pod `exclude_pod` ("ns/name") and its reservation left out (a bind
   // retry must not count the pod against itself). nullopt: node unknown.
-  std::optional<NodeState> State(const std::string& node,
-                                 const std::string& exclude_pod = "") const;
+  // Pods whose UID is in `exclude_uids` are left out too (preemption victims).
+  std::optional<NodeState> State(const std::string& node, const std::string& exclude_pod = "",
+                                 const std::set<std::string>* exclude_uids = nullptr) const;
 
   // Best-fit choice for `pod` on `node` (lib/topology, as the device plugin chooses), reserved
   // until the pod shows the IDs or `ttl` passes. A live reservation of the same pod on the same
@@ -99,6 +101,7 @@ class ClusterView {
   };
 
   std::optional<NodeState> StateLocked(const std::string& node, const std::string& exclude_pod,
+                                       const std::set<std::string>* exclude_uids,
                                        absl::Time now) const ABSL_SHARED_LOCKS_REQUIRED(mu_);
   void RemovePodLocked(const std::string& key) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 

@@ -2,6 +2,7 @@
 #include "lib/extender/decide.h"
 
 #include <algorithm>
+#include <set>
 
 #include "absl/strings/str_cat.h"
 #include "lib/topology/topology.h"
@@ -148,6 +149,35 @@ std::vector<HostPriority> Prioritize(const ClusterView& view, const ExtenderArgs
       }
     }
     out.push_back(HostPriority{name, score});
+  }
+  return out;
+}
+
+std::map<std::string, MetaVictims> Preempt(const ClusterView& view, const PreemptionArgs& args) {
+  std::map<std::string, MetaVictims> out;
+  for (const auto& [node, victims] : args.victims) {
+    if (!args.pod.request.Any()) {  // not ours: nothing to add to the scheduler's choice
+      out[node] = victims;
+      continue;
+    }
+    std::set<std::string> evicted(victims.pod_uids.begin(), victims.pod_uids.end());
+    auto fits = [&] {
+      std::optional<NodeState> st = view.State(node, args.pod.Key(), &evicted);
+      return st && Evaluate(&*st, args.pod.request).fits;
+    };
+    if (!fits()) continue;
+    MetaVictims kept;
+    for (const std::string& uid : victims.pod_uids) {
+      evicted.erase(uid);
+      if (!fits()) {
+        evicted.insert(uid);
+        kept.pod_uids.push_back(uid);
+      }
+    }
+    if (kept.pod_uids.empty()) continue;
+    kept.num_pdb_violations =
+        std::min<int64_t>(victims.num_pdb_violations, static_cast<int64_t>(kept.pod_uids.size()));
+    out[node] = std::move(kept);
   }
   return out;
 }

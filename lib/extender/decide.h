@@ -8,6 +8,7 @@
 // large blocks free); spread prefers the node left with the most free IDs.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -39,5 +40,11 @@ FilterResult Filter(const ClusterView& view, const ExtenderArgs& args,
                     std::vector<std::string>* categories = nullptr);
 std::vector<HostPriority> Prioritize(const ClusterView& view, const ExtenderArgs& args,
                                      Policy policy);
+
+// For each candidate node: keep it only if evicting its proposed victims leaves a valid set for
+// the pod, and trim the victims to those actually needed (victims are tried for keeping in the
+// order given, so kube-scheduler's lowest-priority-first order decides who goes). A node where
+// no victim is needed is dropped: an empty victim list is an error to kube-scheduler.
+std::map<std::string, MetaVictims> Preempt(const ClusterView& view, const PreemptionArgs& args);
 
 }  // namespace neuron::extender

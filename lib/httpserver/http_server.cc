@@ -1,5 +1,10 @@
 #include "lib/httpserver/http_server.h"
 
+// httplib's default listen backlog is 5: a burst of connections (kube-scheduler binding many pods
+// at once) overflows the accept queue and clients stall until they time out.
+#ifndef CPPHTTPLIB_LISTEN_BACKLOG
+#define CPPHTTPLIB_LISTEN_BACKLOG 512
+#endif
 #include <httplib.h>
 
 #include <thread>

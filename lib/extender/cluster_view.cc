@@ -148,7 +148,7 @@ void ClusterView::DeletePod(const nlohmann::json& pod) {
 std::optional<NodeState> ClusterView::StateLocked(const std::string& node,
                                                   const std::string& exclude_pod,
                                                   const std::set<std::string>* exclude_uids,
-                                                  absl::Time now) const {
+                                                  absl::Time now, bool with_holdings) const {
   auto it = nodes_.find(node);
   if (it == nodes_.end() || !it->second.info) return std::nullopt;
   NodeState st;
@@ -160,7 +160,7 @@ std::optional<NodeState> ClusterView::StateLocked(const std::string& node,
     if (key == exclude_pod) continue;
     for (const Holding& h : hs) {
       if (exclude_uids && exclude_uids->count(h.uid)) continue;
-      st.holdings.push_back(h);
+      if (with_holdings) st.holdings.push_back(h);
       if (h.known) {
         occ.Mark(h.kind, h.ids);
       } else {
@@ -178,8 +178,9 @@ std::optional<NodeState> ClusterView::StateLocked(const std::string& node,
                        });
     if (shown) continue;
     occ.Mark(r.choice.kind, r.choice.ids);
-    st.holdings.push_back(Holding{r.pod, uid, r.choice.kind, r.choice.ids,
-                                  static_cast<int64_t>(r.choice.ids.size()), true});
+    if (with_holdings)
+      st.holdings.push_back(Holding{r.pod, uid, r.choice.kind, r.choice.ids,
+                                    static_cast<int64_t>(r.choice.ids.size()), true});
   }
   for (const Holding* h : unknown) {
     occ.MarkUnknown(h->kind, h->count);
@@ -236,7 +237,12 @@ void ClusterView::Release(const std::string& pod_uid) {
 }
 
 std::optional<nlohmann::json> ClusterView::DebugNode(const std::string& node) const {
-  std::optional<NodeState> st = State(node);
+  std::optional<NodeState> st;
+  {
+    const absl::Time now = clock_.Now();
+    absl::ReaderMutexLock lock(&mu_);
+    st = StateLocked(node, "", nullptr, now, /*with_holdings=*/true);
+  }
   if (!st) return std::nullopt;
   auto indices = [](const std::vector<bool>& v) {
     std::vector<int> out;

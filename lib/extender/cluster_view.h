@@ -101,8 +101,9 @@ class ClusterView {
   };
 
   std::optional<NodeState> StateLocked(const std::string& node, const std::string& exclude_pod,
-                                       const std::set<std::string>* exclude_uids,
-                                       absl::Time now) const ABSL_SHARED_LOCKS_REQUIRED(mu_);
+                                       const std::set<std::string>* exclude_uids, absl::Time now,
+                                       bool with_holdings = false) const
+      ABSL_SHARED_LOCKS_REQUIRED(mu_);
   void RemovePodLocked(const std::string& key) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   Clock& clock_;

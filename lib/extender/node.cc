@@ -171,7 +171,9 @@ NodeInfo ParseNode(const json& node) {
     info.source.clear();
     return info;
   }
-  const int cpd = cores > 0 && cores % devices == 0 ? static_cast<int>(cores / devices) : 1;
+  // No Neuron device has more than 8 cores; anything else in a label is not to be trusted.
+  const int64_t per = cores > 0 && cores % devices == 0 ? cores / devices : 1;
+  const int cpd = per >= 1 && per <= 8 ? static_cast<int>(per) : 1;
   info.shape = ChainModel(static_cast<int>(devices), cpd);
   return info;
 }

@@ -5,7 +5,10 @@
 #include <cstdint>
 #include <cstdlib>
 #include <string_view>
+#include <vector>
 
+#include "lib/extender/cluster_view.h"
+#include "lib/extender/node.h"
 #include "lib/extender/wire.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -32,5 +35,24 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (!back.ok() || back->size() != h->size()) std::abort();
   }
   (void)DecodeFilterResult(in);
+  // What the informers hand the cluster view: any object, trimmed or not, must parse safely.
+  if (auto obj = ParseJson(in); obj.ok()) {
+    ClusterView view;
+    view.UpsertNode(*obj);
+    view.UpsertPod(*obj);
+    nlohmann::json node = *obj, pod = *obj;
+    TrimNode(node);
+    TrimPod(pod);
+    view.UpsertNode(node);
+    view.UpsertPod(pod);
+    const NodeInfo a = ParseNode(*obj), b = ParseNode(node);
+    if (a.name != b.name || a.shape != b.shape) std::abort();
+    for (const std::string& name :
+         view.node_count() ? std::vector<std::string>{a.name} : std::vector<std::string>{}) {
+      (void)view.DebugNode(name);
+    }
+    view.DeletePod(pod);
+    view.DeleteNode(a.name);
+  }
   return 0;
 }

@@ -1,5 +1,10 @@
 #include "lib/httpserver/http_server.h"
 
+// httplib's default listen backlog is 5: a burst of connections (kube-scheduler binding many pods
+// at once) overflows the accept queue and clients stall until they time out.
+#ifndef CPPHTTPLIB_LISTEN_BACKLOG
+#define CPPHTTPLIB_LISTEN_BACKLOG 512
+#endif
 #include <httplib.h>
 
 #include <thread>
@@ -81,6 +86,7 @@ HttpServer::HttpServer(ServerOptions options) : impl_(std::make_unique<Impl>()) 
   const int threads = options.threads;
   impl_->server.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
   impl_->server.set_payload_max_length(options.max_body_bytes);
+  impl_->server.set_tcp_nodelay(options.tcp_nodelay);
   // httplib's default also sets SO_REUSEPORT, which lets a second process silently share our
   // port. Keep only SO_REUSEADDR (fast restarts), so a clash is an error at Start().
   impl_->server.set_socket_options([](socket_t sock) {
@@ -156,10 +162,12 @@ void HttpServer::Handle(const std::string& method, const std::string& path, Hand
   };
   // httplib routes are regular expressions: escape the path so it matches literally.
   std::string pattern;
-  for (char c : path) {
+  const bool prefix = path.size() >= 2 && path.compare(path.size() - 2, 2, "/*") == 0;
+  for (char c : prefix ? path.substr(0, path.size() - 1) : path) {
     if (std::string_view(".[]{}()*+?^$|\\").find(c) != std::string_view::npos) pattern += '\\';
     pattern += c;
   }
+  if (prefix) pattern += ".+";
   if (method == "GET") {
     impl_->server.Get(pattern, adapt);
   } else if (method == "POST") {

@@ -48,6 +48,8 @@ struct ServerOptions {
   size_t max_body_bytes = 8 << 20;  // larger requests get 413
   int read_timeout_seconds = 10;
   int write_timeout_seconds = 10;
+  // Disable Nagle: a kept-alive peer otherwise waits ~40 ms (delayed ACK) for a two-part reply.
+  bool tcp_nodelay = false;
 };
 
 // Splits "host:port" or "[v6]:port"; port may be 0 (pick a free one).
@@ -60,7 +62,8 @@ class HttpServer {
   HttpServer(const HttpServer&) = delete;
   HttpServer& operator=(const HttpServer&) = delete;
 
-  // Registers `handler` for an exact method and path. Call before Start().
+  // Registers `handler` for an exact method and path; a path ending in "/*" matches that prefix
+  // followed by one or more characters (e.g. "/debug/nodes/*"). Call before Start().
   void Handle(const std::string& method, const std::string& path, Handler handler);
 
   // Binds synchronously (so a port clash is reported here) and serves on background threads.

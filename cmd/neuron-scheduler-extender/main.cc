@@ -1,0 +1,70 @@
+// File: cmd/neuron-scheduler-extender/main.cc
+// kube-scheduler HTTP extender for AWS Neuron: topology-aware filter, prioritize, preempt and
+// bind for aws.amazon.com/neuron and aws.amazon.com/neuroncore.
+#include <cstdio>
+#include <string>
+
+#include "lib/base/flags.h"
+#include "lib/base/logging.h"
+#include "lib/base/signals.h"
+#include "lib/extender/app.h"
+#include "lib/httpserver/http_server.h"
+#include "spdlog/spdlog.h"
+
+namespace {
+
+int Fail(const std::string& msg) {
+  std::fprintf(stderr, "neuron-scheduler-extender: %s\n", msg.c_str());
+  return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  absl::Notification& stop = neuron::ShutdownOnSignals();  // before any thread starts
+  neuron::extender::AppOptions opts;
+  std::string policy = "binpack";
+  std::string log_level = "info";
+  bool log_json = false;
+  int port = 0;
+
+  neuron::FlagSet flags(
+      "neuron-scheduler-extender",
+      "kube-scheduler extender for AWS Neuron: filters, scores and binds pods requesting\n"
+      "aws.amazon.com/neuron or aws.amazon.com/neuroncore onto topology-valid device/core sets.");
+  flags.String("listen", &opts.listen, "Address to serve on (host:port).");
+  flags.Int("port", &port, "Port to serve on; overrides the port of --listen when set.", "PORT");
+  flags.String("kubeconfig", &opts.kubeconfig, "Kubeconfig file; empty = in-cluster config.",
+               "KUBECONFIG");
+  flags.String("policy", &policy, "Scoring: binpack (keep large blocks free) or spread.");
+  flags.Duration("reservation-ttl", &opts.reservation_ttl,
+                 "How long a bind's choice stays reserved until the pod shows its annotation.");
+  flags.Int("threads", &opts.threads, "HTTP worker threads.");
+  flags.String("log-level", &log_level, "trace, debug, info, warn, error, critical or off.");
+  flags.Bool("log-json", &log_json, "Log one JSON object per line.");
+  if (auto outcome = flags.Parse(argc, argv); outcome != neuron::FlagSet::kRun) {
+    return outcome == neuron::FlagSet::kHelp ? 0 : 2;
+  }
+  if (absl::Status s = neuron::InitLogging("neuron-scheduler-extender", log_level, log_json);
+      !s.ok()) {
+    return Fail(std::string(s.message()));
+  }
+  auto parsed = neuron::extender::ParsePolicy(policy);
+  if (!parsed.ok()) return Fail("--policy: " + std::string(parsed.status().message()));
+  opts.policy = *parsed;
+  auto addr = neuron::httpserver::ParseListenAddress(opts.listen);
+  if (!addr.ok()) return Fail("--listen: " + std::string(addr.status().message()));
+  if (port < 0 || port > 65535) return Fail("--port/PORT must be 0..65535");
+  if (port > 0) {
+    const std::string& host = addr->first;
+    opts.listen = (host.find(':') != std::string::npos ? "[" + host + "]" : host) + ":" +
+                  std::to_string(port);
+  }
+  if (opts.threads < 1) return Fail("--threads must be at least 1");
+  neuron::extender::App app(opts);
+  if (absl::Status s = app.Run(stop); !s.ok()) {
+    spdlog::critical("neuron-scheduler-extender: {}", s.ToString());
+    return 1;
+  }
+  return 0;
+}

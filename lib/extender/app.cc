@@ -1,0 +1,120 @@
+// File: lib/extender/app.cc
+#include "lib/extender/app.h"
+
+#include <spdlog/spdlog.h>
+
+#include "lib/extender/binder.h"
+#include "lib/extender/cluster_view.h"
+#include "lib/extender/node.h"
+#include "lib/extender/pod.h"
+#include "lib/extender/service.h"
+#include "lib/httpserver/http_server.h"
+#include "lib/k8s/events.h"
+#include "lib/k8s/incluster.h"
+#include "lib/k8s/informer.h"
+#include "lib/k8s/kubeconfig.h"
+#include "lib/k8s/transport.h"
+#include "lib/metrics/exposition.h"
+#include "prometheus/registry.h"
+
+namespace neuron::extender {
+
+absl::StatusOr<std::shared_ptr<k8s::RestClient>> MakeClient(const std::string& kubeconfig) {
+  absl::StatusOr<k8s::ClientConfig> cfg =
+      kubeconfig.empty() ? k8s::InClusterConfig() : k8s::LoadKubeconfig(kubeconfig);
+  if (!cfg.ok()) return cfg.status();
+  absl::StatusOr<std::shared_ptr<k8s::Transport>> transport = k8s::NewTransport(*cfg);
+  if (!transport.ok()) return transport.status();
+  return std::make_shared<k8s::RestClient>(*transport, cfg->default_namespace);
+}
+
+struct App::State {
+  ClusterView view;
+  std::shared_ptr<prometheus::Registry> registry = std::make_shared<prometheus::Registry>();
+  std::unique_ptr<k8s::EventRecorder> events;
+  std::unique_ptr<Binder> binder;
+  std::unique_ptr<Service> service;
+  std::unique_ptr<k8s::Informer> nodes, pods;
+  std::unique_ptr<httpserver::HttpServer> http;
+};
+
+App::App(AppOptions opts, std::shared_ptr<k8s::RestClient> client)
+    : opts_(std::move(opts)), client_(std::move(client)) {}
+
+App::~App() { Stop(); }
+
+ClusterView& App::view() { return s_->view; }
+
+bool App::ready() const {
+  return s_ && s_->nodes && s_->pods && s_->nodes->HasSynced() && s_->pods->HasSynced();
+}
+
+int App::port() const { return s_ && s_->http ? s_->http->port() : -1; }
+
+absl::Status App::Start() {
+  if (!client_) {
+    absl::StatusOr<std::shared_ptr<k8s::RestClient>> c = MakeClient(opts_.kubeconfig);
+    if (!c.ok()) return c.status();
+    client_ = *c;
+  }
+  s_ = std::make_unique<State>();
+  State& s = *s_;
+  s.events = std::make_unique<k8s::EventRecorder>(*client_, "neuron-scheduler-extender");
+  BindOptions bopts;
+  bopts.reservation_ttl = opts_.reservation_ttl;
+  s.binder = std::make_unique<Binder>(*client_, s.view, s.events.get(), nullptr, bopts);
+  s.service = std::make_unique<Service>(s.view, s.binder.get(), opts_.policy, s.registry);
+
+  // Informers keep trimmed objects only (memory is part of the target at 5,000 nodes).
+  s.nodes = std::make_unique<k8s::Informer>(*client_, k8s::resources::kNodes);
+  s.nodes->SetTransform(TrimNode);
+  ClusterView* view = &s.view;
+  s.nodes->AddEventHandler(
+      {[view](const k8s::ObjectPtr& o) { view->UpsertNode(*o); },
+       [view](const k8s::ObjectPtr&, const k8s::ObjectPtr& o) { view->UpsertNode(*o); },
+       [view](const k8s::ObjectPtr& o) {
+         view->DeleteNode(o->value("/metadata/name"_json_pointer, std::string()));
+       }});
+  s.pods = std::make_unique<k8s::Informer>(*client_, k8s::resources::kPods);
+  s.pods->SetTransform(TrimPod);
+  s.pods->AddEventHandler(
+      {[view](const k8s::ObjectPtr& o) { view->UpsertPod(*o); },
+       [view](const k8s::ObjectPtr&, const k8s::ObjectPtr& o) { view->UpsertPod(*o); },
+       [view](const k8s::ObjectPtr& o) { view->DeletePod(*o); }});
+
+  httpserver::ServerOptions hopts;
+  hopts.threads = opts_.threads;
+  hopts.tcp_nodelay = true;
+  hopts.max_body_bytes = size_t{64} << 20;  // full-Nodes mode at thousands of nodes
+  hopts.read_timeout_seconds = 30;
+  s.http = std::make_unique<httpserver::HttpServer>(hopts);
+  s.service->Register(*s.http);
+  httpserver::AddHealthEndpoints(*s.http, [this] { return ready(); });
+  metrics::ServeMetrics(*s.http, {s.registry});
+  s.nodes->Start();
+  s.pods->Start();
+  if (absl::Status st = s.http->Start(opts_.listen); !st.ok()) {
+    s.nodes->Stop();
+    s.pods->Stop();
+    return st;
+  }
+  spdlog::info("scheduler extender serving listen={} port={}", opts_.listen, s.http->port());
+  return absl::OkStatus();
+}
+
+void App::Stop() {
+  if (!s_) return;
+  if (s_->http) s_->http->Stop();  // finish in-flight binds first
+  if (s_->nodes) s_->nodes->Stop();
+  if (s_->pods) s_->pods->Stop();
+}
+
+absl::Status App::Run(absl::Notification& stop) {
+  if (absl::Status s = Start(); !s.ok()) return s;
+  stop.WaitForNotification();
+  spdlog::info("shutting down");
+  Stop();
+  return absl::OkStatus();
+}
+
+}  // namespace neuron::extender

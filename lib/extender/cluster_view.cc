@@ -1,0 +1,292 @@
+// File: lib/extender/cluster_view.cc
+#include "lib/extender/cluster_view.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "lib/topology/topology.h"
+
+namespace neuron::extender {
+namespace {
+
+std::vector<Holding> HoldingsOf(const PodInfo& p) {
+  std::vector<Holding> out;
+  if (p.node_name.empty() || p.Terminated() || !p.request.Any()) return out;
+  std::optional<ResourceKind> annotated;
+  absl::StatusOr<std::vector<int>> ids = absl::InvalidArgumentError("none");
+  if (p.has_ids) {
+    annotated = deviceplugin::ParseResourceKind(p.type);
+    ids = deviceplugin::ParseIdList(p.ids);
+  }
+  for (auto [kind, count] : {std::pair{ResourceKind::kDevice, p.request.devices},
+                             std::pair{ResourceKind::kCore, p.request.cores}}) {
+    if (count <= 0) continue;
+    Holding h{p.Key(), p.uid, kind, {}, count, false};
+    if (annotated == kind && ids.ok() && !ids->empty()) {
+      h.ids = *ids;
+      h.count = static_cast<int64_t>(ids->size());
+      h.known = true;
+    }
+    out.push_back(std::move(h));
+  }
+  return out;
+}
+
+// Marks taken IDs and derives the free views of both kinds.
+struct Occupancy {
+  const topology::NodeTopology& t;
+  std::vector<bool> dev_taken, core_taken;
+
+  explicit Occupancy(const topology::NodeTopology& topo)
+      : t(topo),
+        dev_taken(topo.devices, false),
+        core_taken(topo.devices * topo.cores_per_device, false) {}
+
+  void Mark(ResourceKind kind, const std::vector<int>& ids) {
+    std::vector<bool>& v = kind == ResourceKind::kDevice ? dev_taken : core_taken;
+    for (int id : ids) {
+      if (id >= 0 && id < static_cast<int>(v.size())) v[id] = true;
+    }
+  }
+  std::vector<bool> FreeDevices() const {
+    std::vector<bool> f(t.devices);
+    for (int d = 0; d < t.devices; ++d) {
+      bool any_core = false;
+      for (int c = d * t.cores_per_device; c < (d + 1) * t.cores_per_device; ++c) {
+        any_core = any_core || core_taken[c];
+      }
+      f[d] = !dev_taken[d] && !any_core;
+    }
+    return f;
+  }
+  std::vector<bool> FreeCores() const {
+    std::vector<bool> f(core_taken.size());
+    for (size_t c = 0; c < f.size(); ++c) {
+      f[c] = !core_taken[c] && !dev_taken[c / t.cores_per_device];
+    }
+    return f;
+  }
+  // An unannotated holding: what the shared choice would give it, else the lowest free IDs.
+  void MarkUnknown(ResourceKind kind, int64_t count) {
+    const bool dev = kind == ResourceKind::kDevice;
+    const std::vector<bool> free = dev ? FreeDevices() : FreeCores();
+    const int n = static_cast<int>(std::min<int64_t>(count, static_cast<int64_t>(free.size())));
+    std::optional<std::vector<int>> ids =
+        dev ? topology::ChooseDevices(t, free, n) : topology::ChooseCores(t, free, n);
+    if (!ids) {
+      ids.emplace();
+      for (int i = 0; i < static_cast<int>(free.size()) && static_cast<int>(ids->size()) < n; ++i) {
+        if (free[i]) ids->push_back(i);
+      }
+    }
+    Mark(kind, *ids);
+  }
+};
+
+}  // namespace
+
+absl::StatusOr<std::pair<ResourceKind, int>> RequestKind(const NeuronRequest& r) {
+  if (r.devices > 0 && r.cores > 0) {
+    return absl::InvalidArgumentError(
+        "pod requests both aws.amazon.com/neuron and aws.amazon.com/neuroncore; request one");
+  }
+  if (r.devices > 0) return std::pair{ResourceKind::kDevice, static_cast<int>(r.devices)};
+  return std::pair{ResourceKind::kCore, static_cast<int>(r.cores)};
+}
+
+ClusterView::ClusterView(Clock* clock) : clock_(clock ? *clock : Clock::Real()) {}
+
+void ClusterView::UpsertNode(const nlohmann::json& node) {
+  NodeInfo info = ParseNode(node);
+  if (info.name.empty()) return;
+  absl::MutexLock lock(&mu_);
+  nodes_[info.name].info = std::move(info);
+}
+
+void ClusterView::DeleteNode(const std::string& name) {
+  absl::MutexLock lock(&mu_);
+  auto it = nodes_.find(name);
+  if (it == nodes_.end()) return;
+  it->second.info.reset();
+  if (it->second.pods.empty()) nodes_.erase(it);
+}
+
+void ClusterView::RemovePodLocked(const std::string& key) {
+  auto it = pod_node_.find(key);
+  if (it == pod_node_.end()) return;
+  auto n = nodes_.find(it->second);
+  if (n != nodes_.end()) {
+    n->second.pods.erase(key);
+    if (n->second.pods.empty() && !n->second.info) nodes_.erase(n);
+  }
+  pod_node_.erase(it);
+}
+
+void ClusterView::UpsertPod(const nlohmann::json& pod) {
+  absl::StatusOr<PodInfo> p = ParsePod(pod);
+  if (!p.ok()) return;  // the API server validated it; nothing we could count
+  std::vector<Holding> holdings = HoldingsOf(*p);
+  absl::MutexLock lock(&mu_);
+  RemovePodLocked(p->Key());
+  if (holdings.empty()) return;
+  // The watch now shows the IDs the bind wrote: the reservation has done its job.
+  if (std::any_of(holdings.begin(), holdings.end(), [](const Holding& h) { return h.known; })) {
+    reservations_.erase(p->uid.empty() ? p->Key() : p->uid);
+  }
+  nodes_[p->node_name].pods[p->Key()] = std::move(holdings);
+  pod_node_[p->Key()] = p->node_name;
+}
+
+void ClusterView::DeletePod(const nlohmann::json& pod) {
+  absl::StatusOr<PodInfo> p = ParsePod(pod);
+  if (!p.ok()) return;
+  absl::MutexLock lock(&mu_);
+  RemovePodLocked(p->Key());
+  reservations_.erase(p->uid.empty() ? p->Key() : p->uid);
+}
+
+std::optional<NodeState> ClusterView::StateLocked(const std::string& node,
+                                                  const std::string& exclude_pod,
+                                                  const std::set<std::string>* exclude_uids,
+                                                  absl::Time now, bool with_holdings) const {
+  auto it = nodes_.find(node);
+  if (it == nodes_.end() || !it->second.info) return std::nullopt;
+  NodeState st;
+  st.info = *it->second.info;
+  if (!st.info.shape) return st;
+  Occupancy occ(st.info.shape->topo);
+  std::vector<const Holding*> unknown;
+  for (const auto& [key, hs] : it->second.pods) {
+    if (key == exclude_pod) continue;
+    for (const Holding& h : hs) {
+      if (exclude_uids && exclude_uids->count(h.uid)) continue;
+      if (with_holdings) st.holdings.push_back(h);
+      if (h.known) {
+        occ.Mark(h.kind, h.ids);
+      } else {
+        unknown.push_back(&h);
+      }
+    }
+  }
+  for (const auto& [uid, r] : reservations_) {
+    if (r.node != node || r.expires <= now || r.pod == exclude_pod) continue;
+    if (exclude_uids && exclude_uids->count(uid)) continue;
+    auto held = it->second.pods.find(r.pod);
+    const bool shown = held != it->second.pods.end() &&
+                       std::any_of(held->second.begin(), held->second.end(), [&](const Holding& h) {
+                         return h.known && h.kind == r.choice.kind;
+                       });
+    if (shown) continue;
+    occ.Mark(r.choice.kind, r.choice.ids);
+    if (with_holdings)
+      st.holdings.push_back(Holding{r.pod, uid, r.choice.kind, r.choice.ids,
+                                    static_cast<int64_t>(r.choice.ids.size()), true});
+  }
+  for (const Holding* h : unknown) {
+    occ.MarkUnknown(h->kind, h->count);
+    (h->kind == ResourceKind::kDevice ? st.unknown_devices : st.unknown_cores) += h->count;
+  }
+  st.free_devices = occ.FreeDevices();
+  st.free_cores = occ.FreeCores();
+  return st;
+}
+
+std::optional<NodeState> ClusterView::State(const std::string& node, const std::string& exclude_pod,
+                                            const std::set<std::string>* exclude_uids) const {
+  const absl::Time now = clock_.Now();
+  absl::ReaderMutexLock lock(&mu_);
+  return StateLocked(node, exclude_pod, exclude_uids, now);
+}
+
+absl::StatusOr<Choice> ClusterView::ChooseAndReserve(const std::string& node, const PodInfo& pod,
+                                                     absl::Duration ttl) {
+  absl::StatusOr<std::pair<ResourceKind, int>> want = RequestKind(pod.request);
+  if (!want.ok()) return want.status();
+  const std::string id = pod.uid.empty() ? pod.Key() : pod.uid;
+  const absl::Time now = clock_.Now();
+  absl::MutexLock lock(&mu_);
+  for (auto it = reservations_.begin(); it != reservations_.end();) {
+    it = it->second.expires <= now ? reservations_.erase(it) : std::next(it);
+  }
+  if (auto it = reservations_.find(id); it != reservations_.end()) {
+    if (it->second.node == node) return it->second.choice;
+    reservations_.erase(it);  // the scheduler moved the pod: the old choice is void
+  }
+  std::optional<NodeState> st = StateLocked(node, pod.Key(), nullptr, now);
+  if (!st) return absl::NotFoundError(absl::StrCat("node ", node, " is not known"));
+  if (!st->info.shape) {
+    return absl::FailedPreconditionError(absl::StrCat("node ", node, " has no Neuron devices"));
+  }
+  const auto [kind, count] = *want;
+  const topology::NodeTopology& t = st->info.shape->topo;
+  std::optional<std::vector<int>> ids = kind == ResourceKind::kDevice
+                                            ? topology::ChooseDevices(t, st->free_devices, count)
+                                            : topology::ChooseCores(t, st->free_cores, count);
+  if (!ids) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "no valid set of ", count, " ", deviceplugin::ShortName(kind), " IDs is free on ", node));
+  }
+  Choice c{kind, std::move(*ids)};
+  reservations_[id] = Reservation{node, pod.Key(), c, now + ttl};
+  return c;
+}
+
+void ClusterView::Release(const std::string& pod_uid) {
+  absl::MutexLock lock(&mu_);
+  reservations_.erase(pod_uid);
+}
+
+std::optional<nlohmann::json> ClusterView::DebugNode(const std::string& node) const {
+  std::optional<NodeState> st;
+  {
+    const absl::Time now = clock_.Now();
+    absl::ReaderMutexLock lock(&mu_);
+    st = StateLocked(node, "", nullptr, now, /*with_holdings=*/true);
+  }
+  if (!st) return std::nullopt;
+  auto indices = [](const std::vector<bool>& v) {
+    std::vector<int> out;
+    for (size_t i = 0; i < v.size(); ++i) {
+      if (v[i]) out.push_back(static_cast<int>(i));
+    }
+    return deviceplugin::FormatRanges(out);
+  };
+  nlohmann::json j = {{"name", node}, {"source", st->info.source}};
+  if (st->info.shape) {
+    const ShapeModel& m = *st->info.shape;
+    j["shape"] = m.name;
+    j["lnc"] = m.lnc;
+    j["devices"] = m.topo.devices;
+    j["cores_per_device"] = m.topo.cores_per_device;
+    j["device_counts"] = m.DeviceCountsText();
+  }
+  j["allocatable"] = {{"neuron", st->info.alloc_devices}, {"neuroncore", st->info.alloc_cores}};
+  j["free_devices"] = indices(st->free_devices);
+  j["free_cores"] = indices(st->free_cores);
+  j["unknown_devices"] = st->unknown_devices;
+  j["unknown_cores"] = st->unknown_cores;
+  nlohmann::json holders = nlohmann::json::array();
+  for (const Holding& h : st->holdings) {
+    holders.push_back({{"pod", h.pod},
+                       {"kind", deviceplugin::ShortName(h.kind)},
+                       {"ids", h.known ? deviceplugin::FormatRanges(h.ids) : "unknown"},
+                       {"count", h.count}});
+  }
+  j["holders"] = std::move(holders);
+  return j;
+}
+
+size_t ClusterView::node_count() const {
+  absl::ReaderMutexLock lock(&mu_);
+  return nodes_.size();
+}
+size_t ClusterView::pod_count() const {
+  absl::ReaderMutexLock lock(&mu_);
+  return pod_node_.size();
+}
+size_t ClusterView::reservation_count() const {
+  absl::ReaderMutexLock lock(&mu_);
+  return reservations_.size();
+}
+
+}  // namespace neuron::extender

@@ -1,0 +1,116 @@
+// File: lib/extender/cluster_view.h
+// The extender's typed, compact picture of the cluster, fed by Node and Pod watches and rebuilt
+// from the API after a restart (nothing is stored on nodes). Per node: its NodeInfo and what
+// each non-terminated pod bound there holds, read from AWS_NEURON_IDS / NEURON_RESOURCE_TYPE.
+// A pod that holds Neuron resources without those annotations holds unknown IDs: we assume the
+// device plugin gave it what the shared best-fit choice picks on the free IDs, and count it
+// against capacity either way. Both resources are one piece of silicon: a device held as
+// `neuron` has no free cores, and a device with any core held is not a free `neuron`.
+//
+// Bind reservations live here too, so choice and reservation are one atomic step: a reserved
+// set stays taken until the watch shows the pod's annotation or the reservation expires.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "lib/base/clock.h"
+#include "lib/deviceplugin/ids.h"
+#include "lib/extender/node.h"
+#include "lib/extender/pod.h"
+#include "nlohmann/json.hpp"
+
+namespace neuron::extender {
+
+using deviceplugin::ResourceKind;
+
+// What one pod holds (of one kind) on one node.
+struct Holding {
+  std::string pod;  // "ns/name"
+  std::string uid;
+  ResourceKind kind = ResourceKind::kDevice;
+  std::vector<int> ids;  // empty when unknown
+  int64_t count = 0;
+  bool known = false;
+};
+
+// One node's state as the decisions see it.
+struct NodeState {
+  NodeInfo info;
+  std::vector<bool> free_devices;  // free as `neuron` (no core of the device held)
+  std::vector<bool> free_cores;    // free as `neuroncore` (device not held as `neuron`)
+  int64_t unknown_devices = 0, unknown_cores = 0;  // held without annotations
+  std::vector<Holding> holdings;                   // including live reservations
+};
+
+// The IDs of one bind: which kind and which indices.
+struct Choice {
+  ResourceKind kind = ResourceKind::kDevice;
+  std::vector<int> ids;
+};
+
+// The kind and count a request asks for; InvalidArgument when it asks both kinds.
+absl::StatusOr<std::pair<ResourceKind, int>> RequestKind(const NeuronRequest& r);
+
+class ClusterView {
+ public:
+  explicit ClusterView(Clock* clock = nullptr);
+
+  void UpsertNode(const nlohmann::json& node);
+  void DeleteNode(const std::string& name);
+  void UpsertPod(const nlohmann::json& pod);
+  void DeletePod(const nlohmann::json& pod);
+
+  // State of `node` with pod `exclude_pod` ("ns/name") and its reservation left out (a bind
+  // retry must not count the pod against itself). nullopt: node unknown.
+  // Pods whose UID is in `exclude_uids` are left out too (preemption victims).
+  std::optional<NodeState> State(const std::string& node, const std::string& exclude_pod = "",
+                                 const std::set<std::string>* exclude_uids = nullptr) const;
+
+  // Best-fit choice for `pod` on `node` (lib/topology, as the device plugin chooses), reserved
+  // until the pod shows the IDs or `ttl` passes. A live reservation of the same pod on the same
+  // node is returned as is (retries are idempotent). FailedPrecondition when nothing fits,
+  // NotFound for an unknown node.
+  absl::StatusOr<Choice> ChooseAndReserve(const std::string& node, const PodInfo& pod,
+                                          absl::Duration ttl);
+  void Release(const std::string& pod_uid);
+
+  // The node's shape, free devices and cores, and who holds what.
+  std::optional<nlohmann::json> DebugNode(const std::string& node) const;
+
+  size_t node_count() const;
+  size_t pod_count() const;  // pods holding Neuron resources
+  size_t reservation_count() const;
+
+ private:
+  struct Reservation {
+    std::string node, pod;
+    Choice choice;
+    absl::Time expires;
+  };
+  struct NodeEntry {
+    std::optional<NodeInfo> info;                      // null until the Node is seen
+    std::map<std::string, std::vector<Holding>> pods;  // pod key -> holdings
+  };
+
+  std::optional<NodeState> StateLocked(const std::string& node, const std::string& exclude_pod,
+                                       const std::set<std::string>* exclude_uids, absl::Time now,
+                                       bool with_holdings = false) const
+      ABSL_SHARED_LOCKS_REQUIRED(mu_);
+  void RemovePodLocked(const std::string& key) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  Clock& clock_;
+  mutable absl::Mutex mu_;
+  std::unordered_map<std::string, NodeEntry> nodes_ ABSL_GUARDED_BY(mu_);
+  std::unordered_map<std::string, std::string> pod_node_ ABSL_GUARDED_BY(mu_);      // key -> node
+  std::unordered_map<std::string, Reservation> reservations_ ABSL_GUARDED_BY(mu_);  // by uid
+};
+
+}  // namespace neuron::extender

@@ -1,0 +1,214 @@
+// File: lib/extender/node.cc
+#include "lib/extender/node.h"
+
+#include <map>
+#include <mutex>
+#include <utility>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "lib/deviceplugin/ids.h"
+
+namespace neuron::extender {
+namespace {
+
+using nlohmann::json;
+
+const json* Member(const json& obj, const char* key) {
+  if (!obj.is_object()) return nullptr;
+  auto it = obj.find(key);
+  return it == obj.end() || it->is_null() ? nullptr : &*it;
+}
+
+std::string Label(const json& labels, const std::string& key) {
+  const json* v = Member(labels, key.c_str());
+  return v && v->is_string() ? v->get<std::string>() : "";
+}
+
+int64_t Count(const json* list, const char* resource) {
+  const json* q = list ? Member(*list, resource) : nullptr;
+  if (!q) return -1;
+  int64_t n = -1;
+  if (q->is_number_integer()) return q->get<int64_t>();
+  if (q->is_string() && absl::SimpleAtoi(q->get<std::string>(), &n)) return n;
+  return -1;
+}
+
+std::shared_ptr<ShapeModel> Build(std::string name, topology::NodeTopology topo, int lnc) {
+  auto m = std::make_shared<ShapeModel>();
+  m->name = std::move(name);
+  m->topo = std::move(topo);
+  m->lnc = lnc;
+  const int devices = m->topo.devices;
+  const int cores = m->total_cores();
+  m->device_counts.assign(devices + 1, false);
+  m->core_counts.assign(cores + 1, false);
+  const std::vector<bool> all_dev(devices, true), all_core(cores, true);
+  for (int k = 1; k <= devices; ++k) {
+    m->device_counts[k] = topology::ChooseDevices(m->topo, all_dev, k).has_value();
+  }
+  for (int k = 1; k <= cores; ++k) {
+    m->core_counts[k] = topology::ChooseCores(m->topo, all_core, k).has_value();
+  }
+  return m;
+}
+
+std::mutex g_models_mu;
+std::map<std::pair<std::string, int>, std::shared_ptr<const ShapeModel>>& Models() {
+  static auto* m = new std::map<std::pair<std::string, int>, std::shared_ptr<const ShapeModel>>;
+  return *m;
+}
+
+// A node whose links are unknown: devices 0..n-1 as a chain (only contiguous windows, as AWS's
+// own scheduler allocates), so we never promise a set that the hardware may not link.
+std::shared_ptr<const ShapeModel> ChainModel(int devices, int cores_per_device) {
+  const std::string key = absl::StrCat("chain:", devices);
+  std::lock_guard<std::mutex> lock(g_models_mu);
+  auto& slot = Models()[{key, cores_per_device}];
+  if (!slot) {
+    std::vector<std::vector<int>> links(devices);
+    for (int d = 0; d + 1 < devices; ++d) {
+      links[d].push_back(d + 1);
+      links[d + 1].push_back(d);
+    }
+    topology::NodeTopology t = topology::TopologyFromLinks(topology::Family::kInferentia2,
+                                                           cores_per_device, std::move(links));
+    slot = Build(absl::StrCat(devices, "-device node"), std::move(t), 0);
+  }
+  return slot;
+}
+
+}  // namespace
+
+std::string ShapeModel::DeviceCountsText() const {
+  std::vector<int> ks;
+  for (int k = 1; k < static_cast<int>(device_counts.size()); ++k) {
+    if (device_counts[k]) ks.push_back(k);
+  }
+  std::string out;
+  for (size_t i = 0; i < ks.size(); ++i) {
+    if (i > 0) out += i + 1 == ks.size() ? " or " : ", ";
+    out += std::to_string(ks[i]);
+  }
+  return out;
+}
+
+std::shared_ptr<const ShapeModel> ModelFor(const topology::Shape& shape, int lnc) {
+  std::lock_guard<std::mutex> lock(g_models_mu);
+  auto& slot = Models()[{shape.instance_type, lnc}];
+  if (!slot) {
+    absl::StatusOr<topology::NodeTopology> t = topology::TopologyForShape(shape, lnc);
+    if (!t.ok()) return nullptr;
+    slot = Build(shape.instance_type, std::move(*t), lnc);
+  }
+  return slot;
+}
+
+NodeInfo ParseNode(const json& node) {
+  NodeInfo info;
+  static const json kEmpty = json::object();
+  const json* md = Member(node, "metadata");
+  if (const json* n = md ? Member(*md, "name") : nullptr; n && n->is_string()) {
+    info.name = n->get<std::string>();
+  }
+  const json* labels_p = md ? Member(*md, "labels") : nullptr;
+  const json& labels = labels_p && labels_p->is_object() ? *labels_p : kEmpty;
+  const json* status = Member(node, "status");
+  const json* alloc = status ? Member(*status, "allocatable") : nullptr;
+  const json* cap = status ? Member(*status, "capacity") : nullptr;
+  info.alloc_devices = Count(alloc, deviceplugin::kNeuronResource);
+  info.alloc_cores = Count(alloc, deviceplugin::kNeuronCoreResource);
+  const int64_t cap_devices = Count(cap ? cap : alloc, deviceplugin::kNeuronResource);
+  const int64_t cap_cores = Count(cap ? cap : alloc, deviceplugin::kNeuronCoreResource);
+
+  const std::string nfd = kNfdPrefix;
+  const topology::Shape* shape = nullptr;
+  if (std::string t = Label(labels, kInstanceTypeLabel); !t.empty()) {
+    shape = topology::FindShape(t);
+    if (shape) info.source = "instance-type";
+  }
+  if (!shape) {
+    if (std::string t = Label(labels, kInstanceTypeBetaLabel); !t.empty()) {
+      shape = topology::FindShape(t);
+      if (shape) info.source = "instance-type";
+    }
+  }
+  if (!shape) {
+    if (std::string t = Label(labels, nfd + "-instance-type"); !t.empty()) {
+      shape = topology::FindShape(t);
+      if (shape) info.source = "nfd";
+    }
+  }
+  if (shape) {
+    int lnc = 0;
+    if (std::string l = Label(labels, kLncLabel); !l.empty()) {
+      if (!absl::SimpleAtoi(l, &lnc)) lnc = 0;
+    } else if (cap_cores > 0 && cap_devices == shape->devices) {
+      // The device plugin advertises physical cores / LNC per device.
+      std::optional<topology::DeviceModel> dm = topology::ModelForPciDevice(shape->pci_device_id);
+      if (dm && dm->lnc_capable && cap_cores * 2 == int64_t{dm->physical_cores} * shape->devices) {
+        lnc = 2;
+      } else if (dm && dm->lnc_capable &&
+                 cap_cores == int64_t{dm->physical_cores} * shape->devices) {
+        lnc = 1;
+      }
+    }
+    info.shape = ModelFor(*shape, lnc);
+    if (!info.shape) info.shape = ModelFor(*shape, 0);
+    return info;
+  }
+  // No known shape: counts from the NFD labels, else from what the device plugin advertises.
+  int64_t devices = -1, cores = -1;
+  if (absl::SimpleAtoi(Label(labels, nfd + "-device-count"), &devices) && devices > 0) {
+    if (!absl::SimpleAtoi(Label(labels, nfd + "-core-count"), &cores)) cores = -1;
+    info.source = "nfd";
+  } else if (cap_devices > 0) {
+    devices = cap_devices;
+    cores = cap_cores;
+    info.source = "capacity";
+  }
+  if (devices <= 0 || devices > topology::kMaxDevices) {
+    info.source.clear();
+    return info;
+  }
+  // No Neuron device has more than 8 cores; anything else in a label is not to be trusted.
+  const int64_t per = cores > 0 && cores % devices == 0 ? cores / devices : 1;
+  const int cpd = per >= 1 && per <= 8 ? static_cast<int>(per) : 1;
+  info.shape = ChainModel(static_cast<int>(devices), cpd);
+  return info;
+}
+
+void TrimNode(json& node) {
+  if (!node.is_object()) return;
+  json out = json::object();
+  if (const json* md = Member(node, "metadata"); md && md->is_object()) {
+    json m = json::object();
+    for (const char* k : {"name", "uid", "resourceVersion"}) {
+      if (const json* v = Member(*md, k)) m[k] = *v;
+    }
+    if (const json* labels = Member(*md, "labels"); labels && labels->is_object()) {
+      json l = json::object();
+      for (const auto& [k, v] : labels->items()) {
+        if (k == kInstanceTypeLabel || k == kInstanceTypeBetaLabel || k.rfind(kNfdPrefix, 0) == 0) {
+          l[k] = v;
+        }
+      }
+      m["labels"] = std::move(l);
+    }
+    out["metadata"] = std::move(m);
+  }
+  if (const json* st = Member(node, "status"); st && st->is_object()) {
+    json s = json::object();
+    for (const char* list : {"allocatable", "capacity"}) {
+      const json* l = Member(*st, list);
+      if (!l || !l->is_object()) continue;
+      for (const char* r : {deviceplugin::kNeuronResource, deviceplugin::kNeuronCoreResource}) {
+        if (const json* q = Member(*l, r)) s[list][r] = *q;
+      }
+    }
+    out["status"] = std::move(s);
+  }
+  node = std::move(out);
+}
+
+}  // namespace neuron::extender

@@ -1,0 +1,53 @@
+// File: lib/extender/node.h
+// What the extender knows about one node's Neuron hardware, from its Node object: the shape
+// (instance-type label, else the node agent's NFD labels, else allocatable/capacity counts, read
+// as a chain of devices since nothing says how they are linked), the LNC (label, else implied by
+// the neuroncore/neuron capacity ratio, else the family default) and the healthy capacity
+// (status.allocatable). Shape models are shared between nodes of the same shape.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "lib/topology/topology.h"
+#include "nlohmann/json.hpp"
+
+namespace neuron::extender {
+
+inline constexpr char kInstanceTypeLabel[] = "node.kubernetes.io/instance-type";
+inline constexpr char kInstanceTypeBetaLabel[] = "beta.kubernetes.io/instance-type";
+inline constexpr char kNfdPrefix[] = "feature.node.kubernetes.io/aws-neuron";
+// Optional: the node's Logical NeuronCore config (1 or 2) when it is not the family default.
+inline constexpr char kLncLabel[] = "feature.node.kubernetes.io/aws-neuron-lnc";
+
+// One shape at one LNC, with the request sizes that can ever fit it (all devices free).
+struct ShapeModel {
+  std::string name;  // instance type, or "<n>-device node" when unknown
+  topology::NodeTopology topo;
+  int lnc = 0;
+  std::vector<bool> device_counts;  // [k]: some valid set of k devices exists
+  std::vector<bool> core_counts;    // [k]: some valid set of k cores exists
+  int total_cores() const { return topo.devices * topo.cores_per_device; }
+  // "1, 4, 8 or 16"
+  std::string DeviceCountsText() const;
+};
+
+struct NodeInfo {
+  std::string name;
+  std::string source;  // "instance-type", "nfd", "capacity" or "" (no Neuron hardware)
+  std::shared_ptr<const ShapeModel> shape;  // null: not a Neuron node
+  int64_t alloc_devices = -1;               // status.allocatable, -1 = not reported
+  int64_t alloc_cores = -1;
+};
+
+NodeInfo ParseNode(const nlohmann::json& node);
+
+// Shrinks a Node object in place to what ParseNode reads.
+void TrimNode(nlohmann::json& node);
+
+// Shared, cached model of `shape` at `lnc` (0 = family default); null on an unsupported LNC.
+std::shared_ptr<const ShapeModel> ModelFor(const topology::Shape& shape, int lnc);
+
+}  // namespace neuron::extender

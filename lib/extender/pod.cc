@@ -1,0 +1,204 @@
+// File: lib/extender/pod.cc
+#include "lib/extender/pod.h"
+
+#include <algorithm>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "lib/deviceplugin/handshake.h"
+#include "lib/deviceplugin/ids.h"
+
+namespace neuron::extender {
+namespace {
+
+using nlohmann::json;
+
+const json* Member(const json& obj, const char* key) {
+  if (!obj.is_object()) return nullptr;
+  auto it = obj.find(key);
+  return it == obj.end() || it->is_null() ? nullptr : &*it;
+}
+
+std::string StringOr(const json& obj, const char* key) {
+  const json* v = Member(obj, key);
+  return v && v->is_string() ? v->get<std::string>() : "";
+}
+
+// requests[r], else limits[r] (limits imply requests for extended resources).
+absl::StatusOr<NeuronRequest> ContainerRequest(const json& c, const std::string& where) {
+  NeuronRequest out;
+  if (!c.is_object()) return absl::InvalidArgumentError(where + " is not an object");
+  const json* res = Member(c, "resources");
+  if (!res) return out;
+  if (!res->is_object()) return absl::InvalidArgumentError(where + ".resources is not an object");
+  const json* req = Member(*res, "requests");
+  const json* lim = Member(*res, "limits");
+  for (const json* m : {req, lim}) {
+    if (m && !m->is_object()) {
+      return absl::InvalidArgumentError(where + ".resources requests/limits is not an object");
+    }
+  }
+  for (auto [name, field] : {std::pair{deviceplugin::kNeuronResource, &out.devices},
+                             std::pair{deviceplugin::kNeuronCoreResource, &out.cores}}) {
+    const json* q = req ? Member(*req, name) : nullptr;
+    if (!q && lim) q = Member(*lim, name);
+    if (!q) continue;
+    absl::StatusOr<int64_t> n = ParseCount(*q, absl::StrCat(where, " ", name));
+    if (!n.ok()) return n.status();
+    *field = *n;
+  }
+  return out;
+}
+
+void Add(NeuronRequest& a, const NeuronRequest& b) {
+  a.devices += b.devices;
+  a.cores += b.cores;
+}
+void Max(NeuronRequest& a, const NeuronRequest& b) {
+  a.devices = std::max(a.devices, b.devices);
+  a.cores = std::max(a.cores, b.cores);
+}
+
+}  // namespace
+
+absl::StatusOr<int64_t> ParseCount(const json& q, const std::string& what) {
+  int64_t n = 0;
+  if (q.is_number_integer()) {
+    if (q.is_number_unsigned() && q.get<uint64_t>() > static_cast<uint64_t>(kMaxRequest)) {
+      n = kMaxRequest + 1;
+    } else {
+      n = q.get<int64_t>();
+    }
+  } else if (q.is_string()) {
+    const std::string s = q.get<std::string>();
+    if (s.empty() || s.size() > 20 ||
+        !std::all_of(s.begin(), s.end(),
+                     [](char c) { return (c >= '0' && c <= '9') || c == '-' || c == '+'; }) ||
+        !absl::SimpleAtoi(s, &n)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(what, ": \"", s.substr(0, 40), "\" is not a whole number of IDs"));
+    }
+  } else {
+    return absl::InvalidArgumentError(absl::StrCat(what, ": quantity must be a string or integer"));
+  }
+  if (n < 0) return absl::InvalidArgumentError(absl::StrCat(what, ": negative request ", n));
+  if (n > kMaxRequest) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(what, ": request above ", kMaxRequest, " is larger than any node"));
+  }
+  return n;
+}
+
+absl::StatusOr<NeuronRequest> EffectiveRequest(const json& spec) {
+  NeuronRequest total;
+  if (!spec.is_object()) return absl::InvalidArgumentError("pod spec is not an object");
+  if (const json* cs = Member(spec, "containers")) {
+    if (!cs->is_array()) return absl::InvalidArgumentError("spec.containers is not an array");
+    for (size_t i = 0; i < cs->size(); ++i) {
+      absl::StatusOr<NeuronRequest> r =
+          ContainerRequest((*cs)[i], absl::StrCat("containers[", i, "]"));
+      if (!r.ok()) return r.status();
+      Add(total, *r);
+    }
+  }
+  NeuronRequest sidecars, init_max;
+  if (const json* ics = Member(spec, "initContainers")) {
+    if (!ics->is_array()) return absl::InvalidArgumentError("spec.initContainers is not an array");
+    for (size_t i = 0; i < ics->size(); ++i) {
+      const json& c = (*ics)[i];
+      absl::StatusOr<NeuronRequest> r =
+          ContainerRequest(c, absl::StrCat("initContainers[", i, "]"));
+      if (!r.ok()) return r.status();
+      NeuronRequest during = *r;
+      if (StringOr(c, "restartPolicy") == "Always") {  // sidecar: runs alongside everything after
+        Add(total, *r);
+        Add(sidecars, *r);
+        during = sidecars;
+      } else {
+        Add(during, sidecars);
+      }
+      Max(init_max, during);
+    }
+  }
+  Max(total, init_max);
+  if (total.devices > kMaxRequest || total.cores > kMaxRequest) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("pod requests more than ", kMaxRequest, " Neuron IDs in total"));
+  }
+  return total;
+}
+
+absl::StatusOr<PodInfo> ParsePod(const json& pod) {
+  if (!pod.is_object()) return absl::InvalidArgumentError("Pod is not an object");
+  PodInfo p;
+  const json* md = Member(pod, "metadata");
+  if (md && !md->is_object()) return absl::InvalidArgumentError("Pod metadata is not an object");
+  if (md) {
+    p.ns = StringOr(*md, "namespace");
+    p.name = StringOr(*md, "name");
+    p.uid = StringOr(*md, "uid");
+    if (const json* ann = Member(*md, "annotations"); ann && ann->is_object()) {
+      if (const json* v = Member(*ann, deviceplugin::kAnnotationIds); v && v->is_string()) {
+        p.has_ids = true;
+        p.ids = v->get<std::string>();
+      }
+      p.type = StringOr(*ann, deviceplugin::kAnnotationType);
+      p.allocated = StringOr(*ann, deviceplugin::kAnnotationAllocated);
+    }
+  }
+  if (p.ns.empty()) p.ns = "default";
+  if (const json* spec = Member(pod, "spec")) {
+    p.node_name = StringOr(*spec, "nodeName");
+    absl::StatusOr<NeuronRequest> r = EffectiveRequest(*spec);
+    if (!r.ok()) return r.status();
+    p.request = *r;
+  }
+  if (const json* st = Member(pod, "status")) p.phase = StringOr(*st, "phase");
+  return p;
+}
+
+void TrimPod(json& pod) {
+  if (!pod.is_object()) return;
+  json out = json::object();
+  if (const json* md = Member(pod, "metadata"); md && md->is_object()) {
+    json m = json::object();
+    for (const char* k : {"name", "namespace", "uid", "resourceVersion"}) {
+      if (const json* v = Member(*md, k)) m[k] = *v;
+    }
+    if (const json* ann = Member(*md, "annotations"); ann && ann->is_object()) {
+      json a = json::object();
+      for (const char* k : {deviceplugin::kAnnotationIds, deviceplugin::kAnnotationType,
+                            deviceplugin::kAnnotationAllocated}) {
+        if (const json* v = Member(*ann, k)) a[k] = *v;
+      }
+      if (!a.empty()) m["annotations"] = std::move(a);
+    }
+    out["metadata"] = std::move(m);
+  }
+  if (const json* spec = Member(pod, "spec"); spec && spec->is_object()) {
+    json s = json::object();
+    if (const json* v = Member(*spec, "nodeName")) s["nodeName"] = *v;
+    for (const char* list : {"containers", "initContainers"}) {
+      const json* cs = Member(*spec, list);
+      if (!cs || !cs->is_array()) continue;
+      json trimmed = json::array();
+      for (const json& c : *cs) {
+        json t = json::object();
+        if (const json* r = Member(c, "resources")) t["resources"] = *r;
+        if (const json* rp = Member(c, "restartPolicy")) t["restartPolicy"] = *rp;
+        trimmed.push_back(std::move(t));
+      }
+      s[list] = std::move(trimmed);
+    }
+    // Most pods hold no Neuron resource: keep only where they run, which is all we need.
+    absl::StatusOr<NeuronRequest> r = EffectiveRequest(s);
+    if (!r.ok() || !r->Any()) s.erase("containers"), s.erase("initContainers");
+    out["spec"] = std::move(s);
+  }
+  if (const json* st = Member(pod, "status"); st && st->is_object()) {
+    if (const json* ph = Member(*st, "phase")) out["status"] = {{"phase", *ph}};
+  }
+  pod = std::move(out);
+}
+
+}  // namespace neuron::extender

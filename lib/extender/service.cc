@@ -1,0 +1,138 @@
+// File: lib/extender/service.cc
+#include "lib/extender/service.h"
+
+#include <spdlog/spdlog.h>
+
+#include <string>
+
+#include "absl/time/clock.h"
+#include "prometheus/counter.h"
+#include "prometheus/histogram.h"
+
+namespace neuron::extender {
+namespace {
+
+using httpserver::Request;
+using httpserver::Response;
+
+Response BadRequest(const std::string& msg) { return Response::Json(400, EncodeError(msg)); }
+
+}  // namespace
+
+struct Service::Metrics {
+  prometheus::Family<prometheus::Counter>& requests;
+  prometheus::Family<prometheus::Histogram>& latency;
+  prometheus::Family<prometheus::Counter>& decisions;
+  prometheus::Family<prometheus::Counter>& binds;
+
+  explicit Metrics(prometheus::Registry& r)
+      : requests(prometheus::BuildCounter()
+                     .Name("neuron_extender_requests_total")
+                     .Help("Extender HTTP requests by verb and HTTP status code.")
+                     .Register(r)),
+        latency(prometheus::BuildHistogram()
+                    .Name("neuron_extender_request_duration_seconds")
+                    .Help("Time to answer an extender request, by verb (server side).")
+                    .Register(r)),
+        decisions(prometheus::BuildCounter()
+                      .Name("neuron_extender_filter_decisions_total")
+                      .Help("Per-node filter outcomes: fits, or the reason a node failed.")
+                      .Register(r)),
+        binds(prometheus::BuildCounter()
+                  .Name("neuron_extender_binds_total")
+                  .Help("Bind outcomes: ok, conflict (bind conflicts), no_fit, error.")
+                  .Register(r)) {}
+
+  Response Observe(const std::string& verb, absl::Time start, Response res) {
+    requests.Add({{"verb", verb}, {"code", std::to_string(res.status)}}).Increment();
+    latency
+        .Add({{"verb", verb}},
+             prometheus::Histogram::BucketBoundaries{0.0001, 0.00025, 0.0005, 0.001, 0.002, 0.005,
+                                                     0.01, 0.025, 0.05, 0.1, 0.25, 1})
+        .Observe(absl::ToDoubleSeconds(absl::Now() - start));
+    return res;
+  }
+};
+
+Service::Service(ClusterView& view, Binder* binder, Policy policy,
+                 std::shared_ptr<prometheus::Registry> registry)
+    : view_(view), binder_(binder), policy_(policy) {
+  static prometheus::Registry* fallback = new prometheus::Registry();
+  metrics_ = std::make_unique<Metrics>(registry ? *registry : *fallback);
+}
+
+Service::~Service() = default;
+
+Response Service::Filter(const Request& req) {
+  const absl::Time start = absl::Now();
+  absl::StatusOr<ExtenderArgs> args = DecodeExtenderArgs(req.body);
+  if (!args.ok()) {
+    return metrics_->Observe("filter", start, BadRequest(std::string(args.status().message())));
+  }
+  std::vector<std::string> categories;
+  FilterResult r = extender::Filter(view_, *args, &categories);
+  for (const std::string& c : categories) metrics_->decisions.Add({{"result", c}}).Increment();
+  spdlog::debug("filter pod={} candidates={} failed={} unresolvable={}", args->pod.Key(),
+                categories.size(), r.failed.size(), r.failed_unresolvable.size());
+  return metrics_->Observe("filter", start, Response::Json(200, EncodeFilterResult(r)));
+}
+
+Response Service::Prioritize(const Request& req) {
+  const absl::Time start = absl::Now();
+  absl::StatusOr<ExtenderArgs> args = DecodeExtenderArgs(req.body);
+  if (!args.ok()) {
+    return metrics_->Observe("prioritize", start, BadRequest(std::string(args.status().message())));
+  }
+  return metrics_->Observe(
+      "prioritize", start,
+      Response::Json(200, EncodeHostPriorityList(extender::Prioritize(view_, *args, policy_))));
+}
+
+Response Service::Preempt(const Request& req) {
+  const absl::Time start = absl::Now();
+  absl::StatusOr<PreemptionArgs> args = DecodePreemptionArgs(req.body);
+  if (!args.ok()) {
+    return metrics_->Observe("preempt", start, BadRequest(std::string(args.status().message())));
+  }
+  return metrics_->Observe(
+      "preempt", start,
+      Response::Json(200, EncodePreemptionResult(extender::Preempt(view_, *args))));
+}
+
+Response Service::Bind(const Request& req) {
+  const absl::Time start = absl::Now();
+  absl::StatusOr<BindingArgs> args = DecodeBindingArgs(req.body);
+  if (!args.ok()) {
+    return metrics_->Observe("bind", start, BadRequest(std::string(args.status().message())));
+  }
+  if (!binder_) {
+    return metrics_->Observe(
+        "bind", start, Response::Json(200, EncodeBindingResult("extender has no API access")));
+  }
+  BindOutcome out = binder_->Bind(*args);
+  metrics_->binds.Add({{"result", out.label}}).Increment();
+  if (!out.status.ok()) {
+    spdlog::warn("bind failed pod={}/{} node={} error=\"{}\"", args->pod_namespace, args->pod_name,
+                 args->node, std::string(out.status.message()));
+  }
+  return metrics_->Observe(
+      "bind", start, Response::Json(200, EncodeBindingResult(std::string(out.status.message()))));
+}
+
+Response Service::DebugNode(const Request& req) {
+  static const std::string kPrefix = "/debug/nodes/";
+  const std::string name = req.path.size() > kPrefix.size() ? req.path.substr(kPrefix.size()) : "";
+  std::optional<nlohmann::json> j = view_.DebugNode(name);
+  if (!j) return Response::Json(404, EncodeError("node " + name + " is not known"));
+  return Response::Json(200, j->dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
+}
+
+void Service::Register(httpserver::HttpServer& server) {
+  server.Handle("POST", "/filter", [this](const Request& r) { return Filter(r); });
+  server.Handle("POST", "/prioritize", [this](const Request& r) { return Prioritize(r); });
+  server.Handle("POST", "/preempt", [this](const Request& r) { return Preempt(r); });
+  server.Handle("POST", "/bind", [this](const Request& r) { return Bind(r); });
+  server.Handle("GET", "/debug/nodes/*", [this](const Request& r) { return DebugNode(r); });
+}
+
+}  // namespace neuron::extender

@@ -1,0 +1,85 @@
+// File: lib/extender/wire.h
+// kube-scheduler extender wire format (k8s.io/kube-scheduler/extender/v1). The Go structs have no
+// json tags, so keys are the capitalised field names; Go's decoder matches keys case-insensitively,
+// so we accept any case and always emit the exact names. Decoding never throws: malformed JSON,
+// wrong types, absurd numbers and deep nesting are InvalidArgument with a message a person can act
+// on. Embedded Pods are reduced to the typed PodInfo (pod.h); full Node objects are kept only for
+// the life of one request, because Nodes mode must echo them back.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "lib/extender/pod.h"
+#include "nlohmann/json.hpp"
+
+namespace neuron::extender {
+
+// Nesting deeper than this is refused before parsing (nlohmann's parser recurses).
+inline constexpr int kMaxJsonDepth = 128;
+
+// Parses `body` as JSON, refusing deep nesting; never throws.
+absl::StatusOr<nlohmann::json> ParseJson(std::string_view body);
+
+// Value of `key` in object `obj`, exact match first, else case-insensitive (Go semantics);
+// nullptr if absent.
+const nlohmann::json* FindKey(const nlohmann::json& obj, std::string_view key);
+
+// ExtenderArgs: the filter / prioritize request.
+struct ExtenderArgs {
+  PodInfo pod;
+  // nodeCacheCapable: names only. Otherwise full v1.Node objects (NodeList.items).
+  std::optional<std::vector<std::string>> node_names;
+  std::optional<std::vector<nlohmann::json>> nodes;
+  // The candidate names in either mode, in request order.
+  std::vector<std::string> CandidateNames() const;
+};
+absl::StatusOr<ExtenderArgs> DecodeExtenderArgs(std::string_view body);
+
+// ExtenderFilterResult. In NodeNames mode `node_names` is set, in Nodes mode `nodes`.
+struct FilterResult {
+  std::optional<std::vector<std::string>> node_names;
+  std::optional<std::vector<nlohmann::json>> nodes;
+  std::map<std::string, std::string> failed;
+  std::map<std::string, std::string> failed_unresolvable;
+  std::string error;
+};
+std::string EncodeFilterResult(const FilterResult& r);
+absl::StatusOr<FilterResult> DecodeFilterResult(std::string_view body);  // tests, tools
+
+// HostPriorityList: [{"Host": name, "Score": 0..10}].
+struct HostPriority {
+  std::string host;
+  int64_t score = 0;
+};
+std::string EncodeHostPriorityList(const std::vector<HostPriority>& list);
+absl::StatusOr<std::vector<HostPriority>> DecodeHostPriorityList(std::string_view body);
+
+// ExtenderBindingArgs / ExtenderBindingResult.
+struct BindingArgs {
+  std::string pod_name, pod_namespace, pod_uid, node;
+};
+absl::StatusOr<BindingArgs> DecodeBindingArgs(std::string_view body);
+std::string EncodeBindingResult(const std::string& error);
+
+// ExtenderPreemptionArgs / Result, reduced to UIDs (MetaVictims) in both wire modes.
+struct MetaVictims {
+  std::vector<std::string> pod_uids;
+  int64_t num_pdb_violations = 0;
+};
+struct PreemptionArgs {
+  PodInfo pod;
+  std::map<std::string, MetaVictims> victims;  // node -> victims
+};
+absl::StatusOr<PreemptionArgs> DecodePreemptionArgs(std::string_view body);
+std::string EncodePreemptionResult(const std::map<std::string, MetaVictims>& victims);
+
+// {"Error": msg} (the shape of every result type that has an Error field).
+std::string EncodeError(const std::string& msg);
+
+}  // namespace neuron::extender

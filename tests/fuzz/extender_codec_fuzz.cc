@@ -1,0 +1,58 @@
+// File: tests/fuzz/extender_codec_fuzz.cc
+// Fuzzes the scheduler extender wire codec with what kube-scheduler (or anyone) could POST: every
+// decoder must return a Status, never throw or crash, and what we encode must decode back.
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <string_view>
+#include <vector>
+
+#include "lib/extender/cluster_view.h"
+#include "lib/extender/node.h"
+#include "lib/extender/wire.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  using namespace neuron::extender;
+  const std::string_view in(reinterpret_cast<const char*>(data), size);
+  if (auto args = DecodeExtenderArgs(in); args.ok()) {
+    FilterResult r;
+    if (args->node_names) r.node_names = args->node_names;
+    if (args->nodes) r.nodes = args->nodes;
+    for (const std::string& n : args->CandidateNames()) r.failed[n] = "fuzz";
+    auto back = DecodeFilterResult(EncodeFilterResult(r));
+    if (!back.ok() || back->failed != r.failed) std::abort();
+    if (args->pod.request.devices < 0 || args->pod.request.cores < 0 ||
+        args->pod.request.devices > kMaxRequest || args->pod.request.cores > kMaxRequest) {
+      std::abort();
+    }
+  }
+  if (auto b = DecodeBindingArgs(in); b.ok() && (b->pod_name.empty() || b->node.empty())) {
+    std::abort();
+  }
+  if (auto p = DecodePreemptionArgs(in); p.ok()) (void)EncodePreemptionResult(p->victims);
+  if (auto h = DecodeHostPriorityList(in); h.ok()) {
+    auto back = DecodeHostPriorityList(EncodeHostPriorityList(*h));
+    if (!back.ok() || back->size() != h->size()) std::abort();
+  }
+  (void)DecodeFilterResult(in);
+  // What the informers hand the cluster view: any object, trimmed or not, must parse safely.
+  if (auto obj = ParseJson(in); obj.ok()) {
+    ClusterView view;
+    view.UpsertNode(*obj);
+    view.UpsertPod(*obj);
+    nlohmann::json node = *obj, pod = *obj;
+    TrimNode(node);
+    TrimPod(pod);
+    view.UpsertNode(node);
+    view.UpsertPod(pod);
+    const NodeInfo a = ParseNode(*obj), b = ParseNode(node);
+    if (a.name != b.name || a.shape != b.shape) std::abort();
+    for (const std::string& name :
+         view.node_count() ? std::vector<std::string>{a.name} : std::vector<std::string>{}) {
+      (void)view.DebugNode(name);
+    }
+    view.DeletePod(pod);
+    view.DeleteNode(a.name);
+  }
+  return 0;
+}

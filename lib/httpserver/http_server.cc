@@ -1,12 +1,10 @@
 #include "lib/httpserver/http_server.h"
 
-// httplib's default listen backlog is 5: a burst of connections (kube-scheduler binding many pods
-// at once) overflows the accept queue and clients stall until they time out.
-#ifndef CPPHTTPLIB_LISTEN_BACKLOG
-#define CPPHTTPLIB_LISTEN_BACKLOG 512
-#endif
 #include <httplib.h>
+#include <sys/socket.h>
 
+#include <cerrno>
+#include <cstring>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -79,7 +77,16 @@ struct HttpServer::Impl {
   httplib::Server server;
   std::thread thread;
   int port = 0;
+  int listen_fd = -1;  // the socket httplib binds, seen through its socket-options hook
 };
+
+namespace {
+// Debian ships httplib as a compiled library whose listen backlog is fixed at 5 (defining
+// CPPHTTPLIB_LISTEN_BACKLOG here changes nothing): a burst of connections, such as
+// kube-scheduler binding many pods at once, overflows the accept queue and clients fail. Linux
+// lets listen() on a listening socket set a new backlog, so we raise it after the bind.
+constexpr int kListenBacklog = 512;
+}  // namespace
 
 HttpServer::HttpServer(ServerOptions options) : impl_(std::make_unique<Impl>()) {
   impl_->options = options;
@@ -89,7 +96,8 @@ HttpServer::HttpServer(ServerOptions options) : impl_(std::make_unique<Impl>()) 
   impl_->server.set_tcp_nodelay(options.tcp_nodelay);
   // httplib's default also sets SO_REUSEPORT, which lets a second process silently share our
   // port. Keep only SO_REUSEADDR (fast restarts), so a clash is an error at Start().
-  impl_->server.set_socket_options([](socket_t sock) {
+  impl_->server.set_socket_options([impl = impl_.get()](socket_t sock) {
+    impl->listen_fd = sock;
     int yes = 1;
     setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
   });
@@ -193,6 +201,10 @@ absl::Status HttpServer::Start(const std::string& listen) {
   if (impl_->port <= 0) {
     return absl::UnavailableError(
         absl::StrCat("cannot listen on ", listen, ": address in use or not available"));
+  }
+  if (::listen(impl_->listen_fd, kListenBacklog) != 0) {
+    spdlog::warn("http server: cannot raise the listen backlog to {}: {}", kListenBacklog,
+                 std::strerror(errno));
   }
   impl_->thread = std::thread([this] { impl_->server.listen_after_bind(); });
   // httplib's stop() is a no-op until the accept loop runs: wait for it so Stop() never hangs.

@@ -219,7 +219,7 @@ TEST_CASE("50 concurrent binds on one node never overlap; neuron and neuroncore 
   std::set<int> cores;
   std::set<int> devices_touched;
   for (int i = 0; i < 50; ++i) {
-    CAPTURE(i, results[i].body);
+    CAPTURE(i, results[i].body, results[i].error);
     REQUIRE(results[i].status == 200);
     CHECK(json::parse(results[i].body)["Error"] == "");
     json ann = c.GetPod("ml", "w" + std::to_string(i))["metadata"]["annotations"];

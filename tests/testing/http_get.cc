@@ -7,7 +7,10 @@ namespace neuron::testing {
 namespace {
 HttpResult From(const httplib::Result& r) {
   HttpResult out;
-  if (!r) return out;
+  if (!r) {
+    out.error = httplib::to_string(r.error());
+    return out;
+  }
   out.status = r->status;
   out.body = r->body;
   out.content_type = r->get_header_value("Content-Type");

@@ -12,6 +12,7 @@ struct HttpResult {
   std::string body;
   std::string content_type;
   std::string content_encoding;
+  std::string error;  // when status is -1: what went wrong (httplib's error name)
 };
 
 // GET with extra request headers; the body is returned exactly as sent (not decompressed).

@@ -72,7 +72,9 @@ TEST_CASE("Fault injection and recovery reach ListAndWatch", "[integration]") {
   mo.plugin_dir = kubelet.dir();
   PluginManager manager({&dev, &core}, mo);
   absl::Notification stop;
-  std::thread t([&] { REQUIRE(manager.Run(stop).ok()); });
+  // Catch2 v2 assertions are not thread-safe: the manager's status is checked after join().
+  absl::Status run_status;
+  std::thread t([&] { run_status = manager.Run(stop); });
 
   REQUIRE(kubelet.WaitForDevices(
       "aws.amazon.com/neuron", [](const auto& r) { return Healthy(r) == 6; }, kWait));
@@ -108,6 +110,7 @@ TEST_CASE("Fault injection and recovery reach ListAndWatch", "[integration]") {
       [](const auto& r) { return r.devices_size() == 6 && Healthy(r) == 5; }, kWait));
   stop.Notify();
   t.join();
+  CHECK(run_status.ok());
   CHECK_FALSE(kubelet.StreamOpen("aws.amazon.com/neuron"));  // streams end on shutdown
 }
 

@@ -42,7 +42,9 @@ struct ErrorTrap {
 };
 thread_local ErrorTrap* t_trap = nullptr;
 
-extern "C" void OnPciError(char* msg, ...) {
+// GNU noreturn, part of the function type as in libpci's hook (clang checks): it aborts or
+// longjmps.
+extern "C" __attribute__((noreturn)) void OnPciError(char* msg, ...) {
   ErrorTrap* trap = t_trap;
   char buf[512];
   va_list ap;

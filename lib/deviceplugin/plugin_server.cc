@@ -110,8 +110,9 @@ class DevicePluginService final : public v1beta1::DevicePlugin::Service {
     const NodeSnapshot node = impl_.source.Snapshot();
     for (const v1beta1::ContainerPreferredAllocationRequest& c : req->container_requests()) {
       std::optional<std::vector<int>> hint;
-      if (impl_.hints != nullptr)
+      if (impl_.hints != nullptr) {
         hint = impl_.hints->HintFor(impl_.allocator.kind(), c.allocation_size());
+      }
       absl::StatusOr<std::vector<std::string>> ids = impl_.allocator.Preferred(
           node, ToVector(c.available_deviceids()), ToVector(c.must_include_deviceids()),
           c.allocation_size(), hint);

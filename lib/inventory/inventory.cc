@@ -81,7 +81,6 @@ CoreStats ReadCore(Scanner::Reader& r, const std::string& dir, int index) {
   const std::string mem = dir + "/stats/memory_usage/device_mem";
   for (const std::string& cat : r.List(mem)) {
     if (cat == "total" || cat == "present" || cat == "peak") continue;  // the core's own sums
-    MemoryStat m;
     const std::string base = absl::StrCat(mem, "/", cat);
     auto total = r.U64(base + "/total");
     auto present = r.U64(base + "/present");

@@ -65,8 +65,9 @@ absl::StatusOr<std::pair<YAML::Node, std::string>> FindNamed(const YAML::Node& r
       NEURON_ASSIGN_OR_RETURN(std::string n, Str(list[i], "name", where, true));
       if (n != name) continue;
       const YAML::Node body = list[i][inner];
-      if (!body || !body.IsMap())
+      if (!body || !body.IsMap()) {
         return Bad(absl::StrCat(where, ".", inner), "missing or not a map");
+      }
       return std::make_pair(body, absl::StrCat(where, ".", inner));
     }
   }

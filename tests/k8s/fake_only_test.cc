@@ -138,8 +138,9 @@ ReflectorOptions FastReflector() {
 
 TEST_CASE("informer: 410 (HTTP) after missed changes relists with the right deltas", "[fake]") {
   Env env;
-  for (const char* n : {"a", "b", "c"})
+  for (const char* n : {"a", "b", "c"}) {
     REQUIRE(env.client->Create(kConfigMaps, "ns", Cm(n, "1")).ok());
+  }
   Informer inf(*env.client, kConfigMaps, "ns", FastReflector());
   HandlerView view;
   inf.AddEventHandler(view.Handler());

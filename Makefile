@@ -52,8 +52,8 @@ bench: build ## Run the benchmarks (figures are kept in bench/README.md)
 fmt: ## clang-format every C++ file in place
 	@git ls-files '*.cc' '*.h' | xargs clang-format -i
 
-lint: ## clang-format check (no changes)
-	@git ls-files '*.cc' '*.h' | xargs clang-format --dry-run -Werror
+lint: deps ## clang-format check, then clang-tidy-14 (.clang-tidy) over the release build
+	@JOBS=$(JOBS) bash scripts/lint.sh
 
 clean: ## Remove build/
 	@rm -rf build

@@ -1,5 +1,3 @@
 # Device plugin latencies over real unix sockets with the fake kubelet.
-if(TARGET neuron::deviceplugin AND TARGET neuron::fake_kubelet)
-  neuron_cc_binary(NAME bench_deviceplugin SRCS ${CMAKE_CURRENT_LIST_DIR}/deviceplugin_bench.cc
-    DEPS neuron::deviceplugin neuron::fake_kubelet neuron::testing benchmark::benchmark)
-endif()
+neuron_cc_binary(NAME bench_deviceplugin SRCS ${CMAKE_CURRENT_LIST_DIR}/deviceplugin_bench.cc
+  DEPS neuron::deviceplugin neuron::fake_kubelet neuron::testing benchmark::benchmark)

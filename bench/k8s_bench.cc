@@ -125,9 +125,12 @@ int FreePort() {
   sockaddr_in a{};
   a.sin_family = AF_INET;
   a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a));
   socklen_t len = sizeof(a);
-  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+  if (bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0 ||
+      getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) != 0) {
+    close(fd);
+    return 0;  // the bench then fails to reach the server, loudly
+  }
   close(fd);
   return ntohs(a.sin_port);
 }
@@ -163,8 +166,9 @@ void BM_InformerMemory(benchmark::State& state) {
   ClientConfig cfg;
   cfg.server = absl::StrCat("http://127.0.0.1:", port);
   RestClient client(*NewTransport(cfg, {}, {.max_attempts = 10}));
-  for (int i = 0; i < 200 && !client.GetPath("/api").ok(); ++i)
+  for (int i = 0; i < 200 && !client.GetPath("/api").ok(); ++i) {
     absl::SleepFor(absl::Milliseconds(50));
+  }
   // Populate with 16 writer threads (requests are latency-bound, not CPU-bound).
   std::vector<std::thread> writers;
   for (int w = 0; w < 16; ++w) {

@@ -1,17 +1,62 @@
 # Every dependency comes from Debian bookworm packages (scripts/setup-deps.sh installs them).
-find_package(PkgConfig REQUIRED)
-find_package(Threads REQUIRED)
-find_package(ZLIB REQUIRED)
-find_package(absl REQUIRED)
-find_package(spdlog REQUIRED)
-find_package(nlohmann_json REQUIRED)
-find_package(yaml-cpp REQUIRED)
-find_package(prometheus-cpp REQUIRED)
-find_package(Protobuf REQUIRED)
-find_package(gRPC CONFIG REQUIRED)
-find_package(Catch2 REQUIRED)
-find_package(benchmark REQUIRED)
-# libpci and cpp-httplib ship only pkg-config files. cpp-httplib's .pc adds the
-# CPPHTTPLIB_*_SUPPORT defines its compiled .so was built with: every includer needs them.
-pkg_check_modules(LIBPCI REQUIRED IMPORTED_TARGET libpci)
-pkg_check_modules(HTTPLIB REQUIRED IMPORTED_TARGET cpp-httplib)
+# All of them are required, here and only here: a missing one fails configure naming its package,
+# instead of targets being dropped silently further down. Only benchmarks and fuzzing are optional.
+
+# neuron_require(<find_package args...> DEBIAN <package> [WHAT <name>])
+macro(neuron_require name)
+  cmake_parse_arguments(_req "" "DEBIAN;WHAT" "" ${ARGN})
+  find_package(${name} ${_req_UNPARSED_ARGUMENTS} QUIET)
+  if(NOT ${name}_FOUND)
+    if(NOT _req_WHAT)
+      set(_req_WHAT ${name})
+    endif()
+    message(FATAL_ERROR
+      "${_req_WHAT} not found: install ${_req_DEBIAN} (scripts/setup-deps.sh)")
+  endif()
+endmacro()
+
+# neuron_require_pc(<prefix> <pkg-config module> DEBIAN <package>): for libraries that ship only
+# pkg-config files. Defines PkgConfig::<prefix>.
+macro(neuron_require_pc prefix module)
+  cmake_parse_arguments(_req "" "DEBIAN" "" ${ARGN})
+  pkg_check_modules(${prefix} QUIET IMPORTED_TARGET ${module})
+  if(NOT ${prefix}_FOUND)
+    message(FATAL_ERROR "${module} not found: install ${_req_DEBIAN} (scripts/setup-deps.sh)")
+  endif()
+endmacro()
+
+neuron_require(PkgConfig DEBIAN pkg-config WHAT pkg-config)
+neuron_require(Threads DEBIAN libc6-dev WHAT "POSIX threads")
+neuron_require(ZLIB DEBIAN zlib1g-dev WHAT zlib)
+neuron_require(OpenSSL DEBIAN libssl-dev)
+neuron_require(absl DEBIAN libabsl-dev WHAT Abseil)
+neuron_require(spdlog DEBIAN libspdlog-dev)
+neuron_require(nlohmann_json DEBIAN nlohmann-json3-dev WHAT "nlohmann JSON")
+neuron_require(yaml-cpp DEBIAN libyaml-cpp-dev)
+neuron_require(prometheus-cpp DEBIAN prometheus-cpp-dev)
+neuron_require(Protobuf DEBIAN "libprotobuf-dev protobuf-compiler" WHAT "Protocol Buffers")
+neuron_require(gRPC CONFIG DEBIAN "libgrpc++-dev protobuf-compiler-grpc" WHAT "gRPC C++")
+neuron_require(Catch2 DEBIAN catch2 WHAT "Catch2 (tests)")
+# The protoc plugin comes from a separate package; without it the proto target cannot build.
+if(NOT TARGET gRPC::grpc_cpp_plugin)
+  message(FATAL_ERROR "grpc_cpp_plugin not found: install protobuf-compiler-grpc "
+                      "(scripts/setup-deps.sh)")
+endif()
+neuron_require_pc(LIBPCI libpci DEBIAN libpci-dev)
+# cpp-httplib's .pc adds the CPPHTTPLIB_*_SUPPORT defines its compiled .so was built with: every
+# includer needs them.
+neuron_require_pc(HTTPLIB cpp-httplib DEBIAN libcpp-httplib-dev)
+
+# Optional parts: say on every configure whether they are built.
+if(NEURON_BENCH)
+  neuron_require(benchmark DEBIAN libbenchmark-dev WHAT "Google Benchmark (NEURON_BENCH=ON)")
+  message(STATUS "neuron: benchmarks ON (bench/; -DNEURON_BENCH=OFF to skip)")
+else()
+  message(STATUS "neuron: benchmarks OFF (NEURON_BENCH=OFF)")
+endif()
+if(NEURON_FUZZ)
+  message(STATUS "neuron: fuzz targets built as libFuzzer binaries (NEURON_FUZZ=ON)")
+else()
+  message(STATUS "neuron: fuzz targets run as corpus-replay unit tests (NEURON_FUZZ=OFF; "
+                 "the fuzz preset builds libFuzzer binaries)")
+endif()

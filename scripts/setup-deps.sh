@@ -10,6 +10,7 @@ PACKAGES=(
   libyaml-cpp-dev prometheus-cpp-dev libssl-dev zlib1g-dev libbrotli-dev
   catch2 libbenchmark-dev
   clang-14 libclang-rt-14-dev
+  clang-format clang-tidy-14
   prometheus curl python3
 )
 

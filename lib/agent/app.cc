@@ -13,6 +13,7 @@
 #include "lib/agent/inventory_json.h"
 #include "lib/agent/node_labels.h"
 #include "lib/base/status_macros.h"
+#include "lib/base/stop.h"
 #include "lib/httpserver/gzip.h"
 #include "lib/httpserver/http_server.h"
 #include "lib/inventory/emulation.h"
@@ -195,7 +196,7 @@ absl::Status App::Start() {
 void App::Stop() {
   State& s = *state_;
   s.ready = false;
-  if (!s.stop_polling.HasBeenNotified()) s.stop_polling.Notify();
+  NotifyOnce(s.stop_polling);  // Stop() runs twice: from Run() and the destructor
   if (s.poller.joinable()) s.poller.join();
   if (s.health_poller.joinable()) s.health_poller.join();
   s.http.Stop();

@@ -127,19 +127,23 @@ std::vector<prometheus::MetricFamily> InventoryFamilies(const inventory::Invento
              1);
     healthy.Add({{"device", dev}}, d.healthy ? 1 : 0);
     if (!d.present) continue;
-    for (const auto& [name, v] : d.hardware)
+    for (const auto& [name, v] : d.hardware) {
       hardware.Add({{"device", dev}, {"counter", name}}, static_cast<double>(v));
-    for (const auto& [cat, v] : d.host_mem)
+    }
+    for (const auto& [cat, v] : d.host_mem) {
       host_mem.Add({{"device", dev}, {"category", cat}}, static_cast<double>(v));
+    }
     if (d.power_utilization) power.Add({{"device", dev}}, *d.power_utilization / 100.0);
     for (const auto& c : d.cores) {
       // Per neuron_coreM directory, i.e. per PHYSICAL core; `core` is M.
       const std::string core = std::to_string(c.index);
-      for (const auto& [s, v] : c.status_total)
+      for (const auto& [s, v] : c.status_total) {
         status_total.Add({{"device", dev}, {"core", core}, {"status", s}}, static_cast<double>(v));
-      for (const auto& [s, v] : c.status_present)
+      }
+      for (const auto& [s, v] : c.status_present) {
         status_present.Add({{"device", dev}, {"core", core}, {"status", s}},
                            static_cast<double>(v));
+      }
       for (const auto& [cat, m] : c.device_mem) {
         mem_used.Add({{"device", dev}, {"core", core}, {"category", cat}},
                      static_cast<double>(m.present));
@@ -156,9 +160,10 @@ std::vector<prometheus::MetricFamily> InventoryFamilies(const inventory::Invento
             known = true;
           }
         }
-        if (!known)
+        if (!known) {
           other_unknown.Add({{"device", dev}, {"core", core}, {"name", name}},
                             static_cast<double>(v));
+        }
       }
     }
   }

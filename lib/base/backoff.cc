@@ -2,19 +2,15 @@
 
 #include <algorithm>
 
+#include "absl/random/distributions.h"
+#include "lib/base/random.h"
+
 namespace neuron {
 
 Backoff::Backoff(BackoffPolicy policy, uint64_t seed)
-    : policy_(policy), current_(policy.initial), state_(seed == 0 ? 1 : seed) {}
+    : policy_(policy), current_(policy.initial), gen_(MakeJitterGen(seed == 0 ? 1 : seed)) {}
 
-double Backoff::NextUnit() {
-  // xorshift64*: tiny, fast and good enough for spreading retries.
-  state_ ^= state_ >> 12;
-  state_ ^= state_ << 25;
-  state_ ^= state_ >> 27;
-  const uint64_t r = state_ * 0x2545F4914F6CDD1DULL;
-  return static_cast<double>(r >> 11) / static_cast<double>(uint64_t{1} << 53);
-}
+double Backoff::NextUnit() { return absl::Uniform(gen_, 0.0, 1.0); }
 
 absl::Duration Backoff::Next() {
   ++attempts_;

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 
+#include "absl/random/random.h"
 #include "absl/time/time.h"
 
 namespace neuron {
@@ -32,7 +33,7 @@ class Backoff {
 
   BackoffPolicy policy_;
   absl::Duration current_;
-  uint64_t state_;
+  absl::InsecureBitGen gen_;  // see lib/base/random.h
   int attempts_ = 0;
 };
 

@@ -3,11 +3,18 @@
 #include <pthread.h>
 #include <signal.h>
 
+#include <atomic>
 #include <thread>
 
+#include "lib/base/stop.h"
 #include "spdlog/spdlog.h"
 
 namespace neuron {
+namespace {
+
+std::atomic<bool> signal_handled{false};
+
+}  // namespace
 
 absl::Notification& ShutdownOnSignals() {
   static absl::Notification* shutdown = [] {
@@ -22,11 +29,14 @@ absl::Notification& ShutdownOnSignals() {
       if (sigwait(&set, &sig) == 0) {
         spdlog::info("shutdown requested signal={}", sig == SIGTERM ? "SIGTERM" : "SIGINT");
       }
-      n->Notify();
+      NotifyOnce(*n);  // the process may already be stopping on its own
+      signal_handled = true;
     }).detach();
     return n;
   }();
   return *shutdown;
 }
+
+bool ShutdownSignalHandled() { return signal_handled.load(); }
 
 }  // namespace neuron

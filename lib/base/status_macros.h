@@ -21,9 +21,12 @@
 // Expands to several statements (as Abseil's does): never use it as an unbraced if-body.
 #define NEURON_ASSIGN_OR_RETURN(lhs, rexpr) \
   NEURON_ASSIGN_OR_RETURN_(NEURON_CAT(neuron_so_, __LINE__), lhs, rexpr)
+// tmp is a name and lhs a declaration ("int x"): parentheses around them would not compile.
+// NOLINTBEGIN(bugprone-macro-parentheses)
 #define NEURON_ASSIGN_OR_RETURN_(tmp, lhs, rexpr) \
   auto tmp = (rexpr);                             \
   if (!tmp.ok()) {                                \
     return std::move(tmp).status();               \
   }                                               \
   lhs = std::move(tmp).value()
+// NOLINTEND(bugprone-macro-parentheses)

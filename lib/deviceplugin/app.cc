@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "lib/base/clock.h"
+#include "lib/base/stop.h"
 #include "lib/deviceplugin/handshake.h"
 #include "lib/deviceplugin/inventory_source.h"
 #include "lib/deviceplugin/k8s_pod_directory.h"
@@ -143,7 +144,7 @@ absl::Status App::Run(absl::Notification& stop) {
   mopts.plugin_dir = opts_.plugin_dir;
   PluginManager manager(raw, mopts);
   absl::Status status = manager.Run(stop);
-  if (!status.ok()) stop.Notify();
+  if (!status.ok()) NotifyOnce(stop);  // a SIGTERM may be notifying it too
   poller.join();
   if (handshaker.joinable()) handshaker.join();
   if (pods) pods->Stop();

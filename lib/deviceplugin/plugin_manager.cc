@@ -96,8 +96,9 @@ absl::Status PluginManager::Run(absl::Notification& stop) {
   }
   std::vector<Endpoint> eps;
   uint64_t seed = 1;
-  for (PluginServer* s : servers_)
+  for (PluginServer* s : servers_) {
     eps.push_back(Endpoint{s, false, absl::InfinitePast(), Backoff(opts_.backoff, seed++)});
+  }
   for (Endpoint& e : eps) {
     if (absl::Status s = e.server->Start(); !s.ok()) {
       ::close(fd);

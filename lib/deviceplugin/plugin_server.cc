@@ -133,8 +133,9 @@ class DevicePluginService final : public v1beta1::DevicePlugin::Service {
     const NodeSnapshot node = impl_.source.Snapshot();
     for (const v1beta1::ContainerPreferredAllocationRequest& c : req->container_requests()) {
       std::optional<std::vector<int>> hint;
-      if (impl_.hints != nullptr)
+      if (impl_.hints != nullptr) {
         hint = impl_.hints->HintFor(impl_.allocator.kind(), c.allocation_size());
+      }
       const std::vector<std::string> must = ToVector(c.must_include_deviceids());
       const std::vector<std::string> all = ToVector(c.available_deviceids());
       const std::vector<std::string> avail = impl_.FreeSilicon(node, all, must);

@@ -93,7 +93,7 @@ PodAnnotations PodAnnotationsOf(const nlohmann::json& pod) {
 }
 
 CachedPodDirectory::CachedPodDirectory(std::shared_ptr<k8s::RestClient> client,
-                                       std::string node_name, k8s::ReflectorOptions opts)
+                                       const std::string& node_name, k8s::ReflectorOptions opts)
     : client_(std::move(client)), direct_(client_, node_name) {
   opts.field_selector = "spec.nodeName=" + node_name;
   informer_ = std::make_unique<k8s::Informer>(*client_, k8s::resources::kPods, "", opts);

@@ -33,7 +33,7 @@ PodAnnotations PodAnnotationsOf(const nlohmann::json& pod);
 
 class CachedPodDirectory final : public PodDirectory {
  public:
-  CachedPodDirectory(std::shared_ptr<k8s::RestClient> client, std::string node_name,
+  CachedPodDirectory(std::shared_ptr<k8s::RestClient> client, const std::string& node_name,
                      k8s::ReflectorOptions opts = {});
   ~CachedPodDirectory() override;  // stops
 

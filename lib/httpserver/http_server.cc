@@ -119,7 +119,7 @@ HttpServer::HttpServer(ServerOptions options) : impl_(std::make_unique<Impl>()) 
   });
   // A throwing handler must never take the process down: answer 500 and log it.
   impl_->server.set_exception_handler(
-      [](const httplib::Request& req, httplib::Response& res, std::exception_ptr ep) {
+      [](const httplib::Request& req, httplib::Response& res, const std::exception_ptr& ep) {
         std::string what = "unknown exception";
         try {
           std::rethrow_exception(ep);

@@ -41,7 +41,7 @@ absl::StatusCode CodeFor(int http, const std::string& reason) {
   return absl::StatusCode::kUnknown;
 }
 
-absl::Status Build(int http, std::string reason, std::string message,
+absl::Status Build(int http, std::string reason, const std::string& message,
                    std::optional<int> retry_after) {
   if (http == 410 && reason.empty()) reason = "Expired";
   if (http == 409 && reason.empty()) reason = "Conflict";

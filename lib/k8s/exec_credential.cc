@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "lib/base/status_macros.h"
 #include "lib/k8s/k8s_time.h"
@@ -20,31 +21,13 @@ extern char** environ;
 namespace neuron::k8s {
 namespace {
 
-std::string EncodeBase64(const std::string& in) {
-  static const char kAlpha[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  size_t i = 0;
-  for (; i + 2 < in.size(); i += 3) {
-    const uint32_t v = (uint8_t(in[i]) << 16) | (uint8_t(in[i + 1]) << 8) | uint8_t(in[i + 2]);
-    for (int s = 18; s >= 0; s -= 6) out.push_back(kAlpha[(v >> s) & 63]);
-  }
-  if (i < in.size()) {
-    uint32_t v = uint8_t(in[i]) << 16;
-    if (i + 1 < in.size()) v |= uint8_t(in[i + 1]) << 8;
-    out.push_back(kAlpha[(v >> 18) & 63]);
-    out.push_back(kAlpha[(v >> 12) & 63]);
-    out.push_back(i + 1 < in.size() ? kAlpha[(v >> 6) & 63] : '=');
-    out.push_back('=');
-  }
-  return out;
-}
-
 std::string ExecInfo(const ExecConfig& cfg) {
   nlohmann::json spec = {{"interactive", false}};
   if (cfg.provide_cluster_info) {
     nlohmann::json cluster = {{"server", cfg.cluster_server}};
     if (!cfg.cluster_ca_pem.empty()) {
-      cluster["certificate-authority-data"] = EncodeBase64(cfg.cluster_ca_pem);
+      // A Go []byte in JSON: standard alphabet, padded.
+      cluster["certificate-authority-data"] = absl::Base64Escape(cfg.cluster_ca_pem);
     }
     if (cfg.cluster_insecure) cluster["insecure-skip-tls-verify"] = true;
     spec["cluster"] = cluster;

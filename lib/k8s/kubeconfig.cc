@@ -4,6 +4,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "lib/base/status_macros.h"
 #include "lib/k8s/exec_credential.h"
@@ -64,8 +65,9 @@ absl::StatusOr<std::pair<YAML::Node, std::string>> FindNamed(const YAML::Node& r
       NEURON_ASSIGN_OR_RETURN(std::string n, Str(list[i], "name", where, true));
       if (n != name) continue;
       const YAML::Node body = list[i][inner];
-      if (!body || !body.IsMap())
+      if (!body || !body.IsMap()) {
         return Bad(absl::StrCat(where, ".", inner), "missing or not a map");
+      }
       return std::make_pair(body, absl::StrCat(where, ".", inner));
     }
   }
@@ -182,37 +184,9 @@ absl::StatusOr<ClientConfig> Build(const YAML::Node& root, const KubeconfigOptio
 }  // namespace
 
 absl::StatusOr<std::string> DecodeBase64(const std::string& in) {
+  // absl::Base64Unescape skips whitespace and accepts missing padding, as our parser always did.
   std::string out;
-  uint32_t acc = 0;
-  int bits = 0;
-  size_t pad = 0;
-  for (char ch : in) {
-    if (ch == '\n' || ch == '\r' || ch == ' ' || ch == '\t') continue;
-    int v;
-    if (ch >= 'A' && ch <= 'Z')
-      v = ch - 'A';
-    else if (ch >= 'a' && ch <= 'z')
-      v = ch - 'a' + 26;
-    else if (ch >= '0' && ch <= '9')
-      v = ch - '0' + 52;
-    else if (ch == '+')
-      v = 62;
-    else if (ch == '/')
-      v = 63;
-    else if (ch == '=') {
-      ++pad;
-      continue;
-    } else
-      return absl::InvalidArgumentError("invalid base64 character");
-    if (pad > 0) return absl::InvalidArgumentError("base64 data after padding");
-    acc = (acc << 6) | static_cast<uint32_t>(v);
-    bits += 6;
-    if (bits >= 8) {
-      bits -= 8;
-      out.push_back(static_cast<char>((acc >> bits) & 0xff));
-    }
-  }
-  if (bits >= 6 || pad > 2) return absl::InvalidArgumentError("truncated base64");
+  if (!absl::Base64Unescape(in, &out)) return absl::InvalidArgumentError("invalid base64");
   return out;
 }
 

@@ -25,7 +25,9 @@ absl::StatusOr<ClientConfig> ParseKubeconfig(const std::string& yaml,
                                              const KubeconfigOptions& opts = {});
 absl::StatusOr<ClientConfig> LoadKubeconfig(const std::string& path, KubeconfigOptions opts = {});
 
-// Standard base64 (with or without padding) -> bytes; nullopt-like error on bad input.
+// *-data fields: standard base64 (not URL-safe), padding optional, whitespace and line breaks
+// ignored (as pasted PEM often has them). InvalidArgument on anything else, including partial
+// padding ("YQ="), which Go's decoder rejects too.
 absl::StatusOr<std::string> DecodeBase64(const std::string& in);
 
 }  // namespace neuron::k8s

@@ -1,8 +1,8 @@
 #include "lib/k8s/leader_election.h"
 
-#include <random>
-
+#include "absl/random/distributions.h"
 #include "absl/strings/str_cat.h"
+#include "lib/base/random.h"
 #include "lib/k8s/errors.h"
 #include "lib/k8s/k8s_time.h"
 #include "lib/k8s/resource.h"
@@ -26,7 +26,7 @@ LeaderElector::LeaderElector(RestClient& client, LeaderElectionConfig cfg)
     : client_(client),
       cfg_(std::move(cfg)),
       clock_(cfg_.clock ? *cfg_.clock : Clock::Real()),
-      rng_(cfg_.seed ? cfg_.seed : (std::random_device{}() | 1ULL)) {}
+      rng_(MakeJitterGen(cfg_.seed)) {}
 
 absl::Status LeaderElector::Validate() const {
   if (cfg_.lease_name.empty() || cfg_.lease_namespace.empty() || cfg_.identity.empty()) {
@@ -52,10 +52,7 @@ std::string LeaderElector::ObservedLeader() const {
 
 absl::Duration LeaderElector::Jittered(absl::Duration d) {
   absl::MutexLock lock(&mu_);
-  rng_ ^= rng_ << 13;
-  rng_ ^= rng_ >> 7;
-  rng_ ^= rng_ << 17;
-  const double unit = static_cast<double>(rng_ >> 11) / static_cast<double>(uint64_t{1} << 53);
+  const double unit = absl::Uniform(rng_, 0.0, 1.0);
   return d + d * (unit * cfg_.jitter);  // wait.Jitter(d, 1.2): d + rand*1.2*d
 }
 

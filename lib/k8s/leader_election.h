@@ -10,6 +10,7 @@
 #include <functional>
 #include <string>
 
+#include "absl/random/random.h"
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
@@ -76,7 +77,7 @@ class LeaderElector {
   std::string observed_record_ ABSL_GUARDED_BY(mu_);  // its spec, serialised, to detect change
   absl::Time observed_time_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
   std::string reported_leader_ ABSL_GUARDED_BY(mu_);
-  uint64_t rng_ ABSL_GUARDED_BY(mu_);
+  absl::InsecureBitGen rng_ ABSL_GUARDED_BY(mu_);  // see lib/base/random.h
 };
 
 }  // namespace neuron::k8s

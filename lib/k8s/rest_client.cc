@@ -30,7 +30,7 @@ absl::StatusOr<nlohmann::json> ParseBody(const std::string& body) {
 RestClient::RestClient(std::shared_ptr<Transport> transport, std::string default_namespace)
     : transport_(std::move(transport)), default_namespace_(std::move(default_namespace)) {}
 
-absl::StatusOr<nlohmann::json> RestClient::Call(HttpRequest req) {
+absl::StatusOr<nlohmann::json> RestClient::Call(const HttpRequest& req) {
   NEURON_ASSIGN_OR_RETURN(HttpResponse res, transport_->Do(req));
   NEURON_RETURN_IF_ERROR(StatusFromHttp(res.status, res.body, res.retry_after));
   return ParseBody(res.body);

@@ -104,7 +104,7 @@ class RestClient {
   absl::StatusOr<nlohmann::json> GetPath(const std::string& path);
 
  private:
-  absl::StatusOr<nlohmann::json> Call(HttpRequest req);
+  absl::StatusOr<nlohmann::json> Call(const HttpRequest& req);
 
   std::shared_ptr<Transport> transport_{};
   std::string default_namespace_{};

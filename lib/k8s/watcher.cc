@@ -1,8 +1,8 @@
 #include "lib/k8s/watcher.h"
 
-#include <random>
-
+#include "absl/random/distributions.h"
 #include "absl/strings/str_cat.h"
+#include "lib/base/random.h"
 #include "lib/k8s/errors.h"
 #include "spdlog/spdlog.h"
 
@@ -15,7 +15,7 @@ Reflector::Reflector(RestClient& client, ResourceRef ref, std::string ns, Reflec
       ns_(std::move(ns)),
       opts_(std::move(opts)),
       sink_(sink),
-      rng_(opts_.seed != 0 ? opts_.seed : std::random_device{}() | 1ULL) {}
+      rng_(MakeJitterGen(opts_.seed)) {}
 
 std::string Reflector::last_resource_version() const {
   absl::MutexLock lock(&mu_);
@@ -32,12 +32,10 @@ bool Reflector::SleepOrStop(absl::Duration d) { return !stop_.WaitForNotificatio
 
 int Reflector::RandomTimeoutSeconds() {
   absl::MutexLock lock(&mu_);
-  rng_ ^= rng_ << 13;
-  rng_ ^= rng_ >> 7;
-  rng_ ^= rng_ << 17;
   const int64_t lo = absl::ToInt64Seconds(opts_.min_watch_timeout);
   const int64_t hi = std::max(lo, absl::ToInt64Seconds(opts_.max_watch_timeout));
-  return static_cast<int>(std::max<int64_t>(1, lo + static_cast<int64_t>(rng_ % (hi - lo + 1))));
+  return static_cast<int>(
+      std::max<int64_t>(1, absl::Uniform<int64_t>(absl::IntervalClosed, rng_, lo, hi)));
 }
 
 absl::Status Reflector::ListAndReplace() {

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/random/random.h"
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
@@ -75,7 +76,7 @@ class Reflector {
   StreamCanceller canceller_;
   mutable absl::Mutex mu_;
   std::string rv_ ABSL_GUARDED_BY(mu_);
-  uint64_t rng_ ABSL_GUARDED_BY(mu_);
+  absl::InsecureBitGen rng_ ABSL_GUARDED_BY(mu_);  // see lib/base/random.h
   std::atomic<int> lists_{0};
   std::atomic<int> watches_{0};
 };

@@ -107,7 +107,7 @@ absl::StatusOr<NodeTopology> TopologyForShape(const Shape& shape, int lnc) {
 }
 
 NodeTopology TopologyFromLinks(Family family, int cores_per_device,
-                               std::vector<std::vector<int>> links) {
+                               const std::vector<std::vector<int>>& links) {
   Adjacency adj = Symmetric(links);
   const LinkKind kind = Classify(adj);
   const int n = static_cast<int>(adj.size());

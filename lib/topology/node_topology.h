@@ -36,7 +36,7 @@ absl::StatusOr<NodeTopology> TopologyForShape(const Shape& shape, int lnc = 0);
 // torus with a device missing) is reported as kChain, whose rule ("the set is connected in the
 // link graph") is the one that applies to any graph.
 NodeTopology TopologyFromLinks(Family family, int cores_per_device,
-                               std::vector<std::vector<int>> links);
+                               const std::vector<std::vector<int>>& links);
 // Logical core c lives on device c / cores_per_device.
 
 }  // namespace neuron::topology

@@ -54,6 +54,18 @@ TEST_CASE("backoff grows to the cap, stays within jitter, and resets", "[base]")
   CHECK(b.Next() <= absl::Milliseconds(120));
 }
 
+TEST_CASE("backoff jitter is reproducible for a seed and varies between seeds", "[base]") {
+  const BackoffPolicy p{.initial = absl::Seconds(1), .max = absl::Seconds(10), .jitter = 0.5};
+  Backoff a(p, 7), b(p, 7), c(p, 8);
+  bool differs = false;
+  for (int i = 0; i < 16; ++i) {
+    const absl::Duration da = a.Next();
+    CHECK(da == b.Next());
+    differs = differs || da != c.Next();
+  }
+  CHECK(differs);
+}
+
 TEST_CASE("EnvOr prefers a non-empty environment value", "[base]") {
   setenv("NEURON_TEST_ENV_OR", "from-env", 1);
   CHECK(EnvOr("NEURON_TEST_ENV_OR", "fallback") == "from-env");

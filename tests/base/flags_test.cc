@@ -15,7 +15,7 @@ struct Parsed {
   absl::Duration interval = absl::Seconds(5);
 };
 
-absl::Status ParseInto(Parsed& p, std::vector<std::string> args, bool* help) {
+absl::Status ParseInto(Parsed& p, const std::vector<std::string>& args, bool* help) {
   FlagSet flags("prog", "Does things.");
   flags.String("host-root", &p.root, "Host root.");
   flags.String("node-name", &p.node, "Node name.", "NEURON_TEST_NODE_NAME");

@@ -135,8 +135,9 @@ TEST_CASE("AcceptsGzip reads Accept-Encoding tokens and q=0", "[httpserver]") {
 
 TEST_CASE("GzipCompress round-trips", "[httpserver]") {
   std::string text;
-  for (int i = 0; i < 5000; ++i)
+  for (int i = 0; i < 5000; ++i) {
     text += "neuron_core_flops_total{device=\"" + std::to_string(i) + "\"} 1\n";
+  }
   const std::string gz = GzipCompress(text);
   CHECK(gz.size() < text.size() / 4);
   CHECK(Gunzip(gz) == text);

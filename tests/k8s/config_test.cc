@@ -132,6 +132,16 @@ TEST_CASE("base64 decoding", "[kubeconfig]") {
   CHECK(!DecodeBase64("aGVsbG8=x").ok());
   CHECK(!DecodeBase64("a").ok());
   CHECK(!DecodeBase64("a$==").ok());
+  // Whitespace anywhere (wrapped PEM, CRLF, indentation) is ignored.
+  CHECK(*DecodeBase64("aGVs\r\n  bG8=\n") == "hello");
+  CHECK(*DecodeBase64("\taGVs bG8\n") == "hello");
+  CHECK(*DecodeBase64("") == "");
+  CHECK(*DecodeBase64("YQ==") == "a");
+  CHECK(*DecodeBase64("+/8=") == "\xfb\xff");
+  CHECK(!DecodeBase64("-_8=").ok());       // URL-safe alphabet is not what kubeconfig uses
+  CHECK(!DecodeBase64("YQ=").ok());        // partial padding
+  CHECK(!DecodeBase64("aGVsbG8==").ok());  // too much padding
+  CHECK(!DecodeBase64("aGV=sbG8").ok());   // data after padding
 }
 
 TEST_CASE("in-cluster config from a directory; token re-read as it rotates", "[incluster]") {
@@ -189,6 +199,7 @@ TEST_CASE("exec credential plugin runs with args, env and KUBERNETES_EXEC_INFO",
                  .env = {{"PLUGIN_SUFFIX", "-sfx"}},
                  .provide_cluster_info = true,
                  .cluster_server = "https://k8s:6443"};
+  cfg.cluster_ca_pem = "CA-PEM1";  // length not a multiple of 3: padded
   ExecCredentialProvider p(cfg, clock);
   auto c = p.Get();
   REQUIRE(c.ok());
@@ -198,6 +209,7 @@ TEST_CASE("exec credential plugin runs with args, env and KUBERNETES_EXEC_INFO",
   std::string info = testutil::ReadFile(dir.path() + "/exec_info");
   CHECK(info.find("\"server\":\"https://k8s:6443\"") != std::string::npos);
   CHECK(info.find("client.authentication.k8s.io/v1") != std::string::npos);
+  CHECK(info.find("\"certificate-authority-data\":\"Q0EtUEVNMQ==\"") != std::string::npos);
   clock.Advance(absl::Hours(2));  // past expirationTimestamp
   CHECK(p.Get()->token == "tok-A-sfx-2");
   p.Invalidate();  // 401

@@ -1,9 +1,11 @@
 // Integration tests that need the fake API server's hooks (error injection, compaction, closing
 // watches) or a fake clock: retries, 410 relists with no lost event, broken-stream reconnects,
 // exec credentials re-run on 401, leader election handover, CRD discovery.
+#include <atomic>
 #include <map>
 #include <thread>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
@@ -57,15 +59,31 @@ bool WaitFor(F cond, absl::Duration timeout = absl::Seconds(20)) {
 }
 
 TEST_CASE("retries: 5xx and 429 are retried up to max attempts", "[fake]") {
-  Env env;
+  // Retry sleeps run on a fake clock, moved on whenever the client sleeps: no real waiting, and
+  // the Retry-After check does not depend on the machine's speed.
+  fakes::FakeClock clock;
+  std::atomic<bool> done{false};
+  std::thread advancer([&] {
+    while (!done) {
+      if (clock.sleepers() > 0) clock.Advance(absl::Milliseconds(100));
+      absl::SleepFor(absl::Microseconds(200));
+    }
+  });
+  absl::Cleanup stop_advancer = [&] {  // also when a REQUIRE throws
+    done = true;
+    advancer.join();
+  };
+  Env env({.max_attempts = 4,
+           .backoff = {absl::Milliseconds(1), absl::Milliseconds(5), 2, 0},
+           .clock = &clock});
   REQUIRE(env.client->Create(kConfigMaps, "ns", Cm("a", "1")).ok());
   env.fake.InjectError("GET", "/configmaps/a", 503, 2);
   CHECK(env.client->Get(kConfigMaps, "ns", "a").ok());
   CHECK(env.fake.RequestCount("GET", "/configmaps/a") == 3);
   env.fake.InjectError("GET", "/configmaps/a", 429, 1, /*retry_after_s=*/1);
-  const absl::Time t0 = absl::Now();
+  const absl::Time t0 = clock.Now();
   CHECK(env.client->Get(kConfigMaps, "ns", "a").ok());
-  CHECK(absl::Now() - t0 >= absl::Milliseconds(900));  // Retry-After honoured
+  CHECK(clock.Now() - t0 >= absl::Seconds(1));  // Retry-After honoured
   env.fake.InjectError("GET", "/configmaps/a", 500, 10);
   auto r = env.client->Get(kConfigMaps, "ns", "a");
   CHECK(r.status().code() == absl::StatusCode::kUnavailable);
@@ -120,8 +138,9 @@ ReflectorOptions FastReflector() {
 
 TEST_CASE("informer: 410 (HTTP) after missed changes relists with the right deltas", "[fake]") {
   Env env;
-  for (const char* n : {"a", "b", "c"})
+  for (const char* n : {"a", "b", "c"}) {
     REQUIRE(env.client->Create(kConfigMaps, "ns", Cm(n, "1")).ok());
+  }
   Informer inf(*env.client, kConfigMaps, "ns", FastReflector());
   HandlerView view;
   inf.AddEventHandler(view.Handler());

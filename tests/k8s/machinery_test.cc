@@ -1,4 +1,5 @@
 // Unit tests: watch decoder framing, store + indexes, work queue, retrying transport.
+#include <atomic>
 #include <deque>
 #include <thread>
 
@@ -121,9 +122,12 @@ TEST_CASE("work queue: dedup, processing re-add, shutdown", "[queue]") {
   q.Done("a");
   q.Done("b");
   CHECK(q.Len() == 0);
-  std::thread t([&] { CHECK(!q.Get().has_value()); });
+  // Catch2 v2 assertions are not thread-safe: the worker records, the main thread checks.
+  std::atomic<bool> got_item{true};
+  std::thread t([&] { got_item = q.Get().has_value(); });
   q.ShutDown();
   t.join();
+  CHECK_FALSE(got_item);
   q.Add("c");
   CHECK(q.Len() == 0);
 }
@@ -164,7 +168,7 @@ TEST_CASE("work queue: per-item exponential backoff on a fake clock", "[queue]")
 class ScriptedTransport : public Transport {
  public:
   std::deque<absl::StatusOr<HttpResponse>> script;
-  int calls = 0;
+  std::atomic<int> calls{0};  // read by the test's clock-advancing thread
   absl::StatusOr<HttpResponse> Do(const HttpRequest&) override {
     ++calls;
     auto r = script.front();

@@ -140,9 +140,12 @@ TEST_CASE("ChooseDevices equals the brute-force best fit", "[topology][property]
             for (int d : *got) {
               if (!free[d]) CHECK(free[d]);
             }
-            if (!reference::Contains(*got, must)) CHECK(reference::Contains(*got, must));
-            if (!std::is_sorted(got->begin(), got->end()))
+            if (!reference::Contains(*got, must)) {
+              CHECK(reference::Contains(*got, must));
+            }
+            if (!std::is_sorted(got->begin(), got->end())) {
               CHECK(std::is_sorted(got->begin(), got->end()));
+            }
           } else {
             ++not_found;
           }
@@ -204,8 +207,9 @@ TEST_CASE("ChooseCores equals the brute-force best fit", "[topology][property]")
         }
         if (got.has_value()) {
           ++found;
-          if (static_cast<int>(got->size()) != count)
+          if (static_cast<int>(got->size()) != count) {
             CHECK(got->size() == static_cast<size_t>(count));
+          }
           if (!IsValidCoreSet(t, *got)) CHECK(IsValidCoreSet(t, *got));
           for (int c : *got) {
             if (!free[c]) CHECK(free[c]);
@@ -214,8 +218,9 @@ TEST_CASE("ChooseCores equals the brute-force best fit", "[topology][property]")
         } else {
           ++not_found;
         }
-        if (ChooseCores(t, free, count, must) != got)
+        if (ChooseCores(t, free, count, must) != got) {
           CHECK(ChooseCores(t, free, count, must) == got);
+        }
         if (must.empty()) {
           const int score = ScoreCores(t, free, count);
           if ((score == 0) == got.has_value() || score > 10) {

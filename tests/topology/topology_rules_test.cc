@@ -15,7 +15,7 @@ NodeTopology Topo(const char* type, int lnc = 0) {
   return *t;
 }
 
-std::vector<bool> FreeExcept(int n, std::set<int> used) {
+std::vector<bool> FreeExcept(int n, const std::set<int>& used) {
   std::vector<bool> f(n, true);
   for (int u : used) f[u] = false;
   return f;

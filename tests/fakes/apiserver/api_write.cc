@@ -193,8 +193,9 @@ json ApiCore::UpdateObject(const ResourcePath& rp, const json& old_ref, json obj
     } else {
       next.erase("status");
     }
-    if (ctx.operation == "Apply")
+    if (ctx.operation == "Apply") {
       next["metadata"]["managedFields"] = obj["metadata"]["managedFields"];
+    }
   } else {
     next = std::move(obj);
     if (rp.type.has_status) {

@@ -133,8 +133,9 @@ void FakeApiServer::Impl::Serve(const httplib::Request& req, httplib::Response& 
                                      [w](size_t, httplib::DataSink& sink) {
                                        std::string out;
                                        const bool more = w->Next(&out);
-                                       if (!out.empty() && !sink.write(out.data(), out.size()))
+                                       if (!out.empty() && !sink.write(out.data(), out.size())) {
                                          return false;
+                                       }
                                        if (!more) sink.done();
                                        return true;
                                      });

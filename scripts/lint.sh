@@ -13,6 +13,18 @@ git ls-files '*.cc' '*.h' | xargs clang-format --dry-run -Werror
 cmake --build "$BUILD" --target neuron_proto -j "$JOBS" >/dev/null
 
 ours="^$PWD/(lib|cmd|tests|bench)/"
-# -quiet: only findings. run-clang-tidy exits non-zero when any file has an error
-# (.clang-tidy makes every finding an error).
-run-clang-tidy-14 -p "$BUILD" -j "$JOBS" -quiet -header-filter="$ours" "$ours"
+# By default only the checks that fail lint (.clang-tidy WarningsAsErrors) run: the full list
+# takes twice as long on 2 cores and its other findings are advice. LINT_ALL=1 runs them all.
+checks=()
+if [ -z "${LINT_ALL:-}" ]; then
+  errors=$(awk '/^WarningsAsErrors:/{f=1; next} f && /^[A-Za-z]/{f=0} f' .clang-tidy | tr -d ' \n')
+  checks=(-checks="-*,$errors")
+fi
+# -quiet: only findings. run-clang-tidy exits non-zero when any file has an error.
+set +e
+run-clang-tidy-14 -p "$BUILD" -j "$JOBS" -quiet "${checks[@]}" -header-filter="$ours" "$ours" |
+  grep -v "warnings generated"
+rc=${PIPESTATUS[0]}
+set -e
+[ "$rc" -eq 0 ] && echo "lint: clang-format and clang-tidy clean"
+exit "$rc"

@@ -107,8 +107,9 @@ BindOutcome Binder::Bind(const BindingArgs& args) {
     absl::Status e = events_->Event(*obj, k8s::kEventNormal, "NeuronAssigned",
                                     absl::StrCat("Assigned ", deviceplugin::ShortName(choice.kind),
                                                  " ", ids, " on node ", args.node));
-    if (!e.ok())
+    if (!e.ok()) {
       spdlog::warn("event failed pod={} error=\"{}\"", pod->Key(), std::string(e.message()));
+    }
   }
   return Outcome(absl::OkStatus(), "ok", std::move(choice));
 }

@@ -172,15 +172,17 @@ std::optional<NodeState> ClusterView::StateLocked(const std::string& node,
     if (r.node != node || r.expires <= now || r.pod == exclude_pod) continue;
     if (exclude_uids && exclude_uids->count(uid)) continue;
     auto held = it->second.pods.find(r.pod);
+    // clang 14 cannot capture a structured binding in a lambda: name the kind first.
+    const auto kind = r.choice.kind;
     const bool shown = held != it->second.pods.end() &&
-                       std::any_of(held->second.begin(), held->second.end(), [&](const Holding& h) {
-                         return h.known && h.kind == r.choice.kind;
-                       });
+                       std::any_of(held->second.begin(), held->second.end(),
+                                   [kind](const Holding& h) { return h.known && h.kind == kind; });
     if (shown) continue;
     occ.Mark(r.choice.kind, r.choice.ids);
-    if (with_holdings)
+    if (with_holdings) {
       st.holdings.push_back(Holding{r.pod, uid, r.choice.kind, r.choice.ids,
                                     static_cast<int64_t>(r.choice.ids.size()), true});
+    }
   }
   for (const Holding* h : unknown) {
     occ.MarkUnknown(h->kind, h->count);

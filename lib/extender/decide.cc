@@ -161,8 +161,9 @@ std::map<std::string, MetaVictims> Preempt(const ClusterView& view, const Preemp
       continue;
     }
     std::set<std::string> evicted(victims.pod_uids.begin(), victims.pod_uids.end());
-    auto fits = [&] {
-      std::optional<NodeState> st = view.State(node, args.pod.Key(), &evicted);
+    // clang 14 cannot capture a structured binding: capture a named reference instead.
+    auto fits = [&, &name = node] {
+      std::optional<NodeState> st = view.State(name, args.pod.Key(), &evicted);
       return st && Evaluate(&*st, args.pod.request).fits;
     };
     if (!fits()) continue;

@@ -55,7 +55,7 @@ struct Service::Metrics {
 };
 
 Service::Service(ClusterView& view, Binder* binder, Policy policy,
-                 std::shared_ptr<prometheus::Registry> registry)
+                 const std::shared_ptr<prometheus::Registry>& registry)
     : view_(view), binder_(binder), policy_(policy) {
   static prometheus::Registry* fallback = new prometheus::Registry();
   metrics_ = std::make_unique<Metrics>(registry ? *registry : *fallback);

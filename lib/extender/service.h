@@ -19,7 +19,7 @@ class Service {
  public:
   // `binder` may be null (no API access): /bind then answers with an Error.
   Service(ClusterView& view, Binder* binder, Policy policy,
-          std::shared_ptr<prometheus::Registry> registry);
+          const std::shared_ptr<prometheus::Registry>& registry);
   ~Service();
 
   httpserver::Response Filter(const httpserver::Request& req);

@@ -202,7 +202,7 @@ bool Watcher::PollHealth() {
   return true;
 }
 
-bool Watcher::Publish(Inventory inv) {
+bool Watcher::Publish(const Inventory& inv) {
   bool changed;
   std::vector<std::function<void(const Inventory&)>> subs;
   {

@@ -89,7 +89,7 @@ class Watcher {
   bool ApplyGone(int index, Track& t, bool pci_present, absl::Time now)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(health_mu_);
   // Stores `inv` as the snapshot and tells subscribers if devices/health changed.
-  bool Publish(Inventory inv) ABSL_EXCLUSIVE_LOCKS_REQUIRED(health_mu_);
+  bool Publish(const Inventory& inv) ABSL_EXCLUSIVE_LOCKS_REQUIRED(health_mu_);
 
   Clock& clock_;
   WatcherOptions opts_;

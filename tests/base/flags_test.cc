@@ -59,8 +59,8 @@ TEST_CASE("FlagSet takes defaults from the environment, flags win", "[base][flag
 TEST_CASE("FlagSet reports bad input clearly", "[base][flags]") {
   Parsed p;
   bool help = false;
-  auto err = [&](std::vector<std::string> args) {
-    return std::string(ParseInto(p, std::move(args), &help).message());
+  auto err = [&](const std::vector<std::string>& args) {
+    return std::string(ParseInto(p, args, &help).message());
   };
   CHECK(err({"--nope=1"}) == "unknown flag --nope (see --help)");
   CHECK(err({"--port=eighty"}) == "--port: \"eighty\" is not an integer");

@@ -33,7 +33,7 @@ constexpr char kCore[] = "aws.amazon.com/neuroncore";
 class Plugin {
  public:
   Plugin(fakes::FakeKubelet& kubelet, const NodeSnapshot& snap, Clock& clock,
-         AllocatorOptions aopts = {})
+         const AllocatorOptions& aopts = {})
       : source_(snap),
         ledger_([socket = kubelet.pod_resources_socket()] { return ListPodHoldings(socket); },
                 clock),

@@ -12,10 +12,8 @@
 #include "tests/extender/view_test_util.h"
 #include "tests/fakes/fake_clock.h"
 
-namespace neuron::extender {
+namespace neuron::extender::testutil {
 namespace {
-
-using namespace testutil;
 
 NeuronRequest Dev(int n) { return {n, 0}; }
 NeuronRequest Cores(int n) { return {0, n}; }
@@ -226,4 +224,4 @@ TEST_CASE("reservations: idempotent, disjoint, released by the watch, expiring",
 }
 
 }  // namespace
-}  // namespace neuron::extender
+}  // namespace neuron::extender::testutil

@@ -21,10 +21,9 @@
 #include "tests/testing/http_get.h"
 #include "tests/testing/subprocess.h"
 
-namespace neuron::extender {
+namespace neuron::extender::testutil {
 namespace {
 
-using namespace testutil;
 using neuron::testing::Eventually;
 using neuron::testing::HttpPost;
 
@@ -144,7 +143,7 @@ TEST_CASE("bad input gets HTTP 400 with a JSON Error, never a crash", "[extender
   auto app = StartApp(c);
   const int port = app->port();
   // A pod whose request (and limit) of `resource` is `q`, as a client could send it.
-  auto with = [](const char* resource, json q) {
+  auto with = [](const char* resource, const json& q) {
     json pod = Pod("bad", resource, 1);
     pod["spec"]["containers"][0]["resources"]["requests"][resource] = q;
     pod["spec"]["containers"][0]["resources"]["limits"][resource] = q;
@@ -301,4 +300,4 @@ TEST_CASE("a restarted extender rebuilds its view and decides the same", "[exten
 }
 
 }  // namespace
-}  // namespace neuron::extender
+}  // namespace neuron::extender::testutil

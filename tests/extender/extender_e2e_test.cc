@@ -17,10 +17,8 @@
 #include "tests/testing/http_get.h"
 #include "tests/testing/subprocess.h"
 
-namespace neuron::extender {
+namespace neuron::extender::testutil {
 namespace {
-
-using namespace testutil;
 
 int FreePort() {
   int fd = socket(AF_INET, SOCK_STREAM, 0);
@@ -88,4 +86,4 @@ TEST_CASE("neuron-scheduler-extender rejects bad flags with one line", "[e2e]") 
 }
 
 }  // namespace
-}  // namespace neuron::extender
+}  // namespace neuron::extender::testutil

@@ -10,7 +10,8 @@ namespace {
 
 using nlohmann::json;
 
-json C(const char* resource, json n, const char* restart = nullptr, bool limit_only = false) {
+json C(const char* resource, const json& n, const char* restart = nullptr,
+       bool limit_only = false) {
   json c = {{"name", "c"}};
   c["resources"][limit_only ? "limits" : "requests"][resource] = n;
   if (restart) c["restartPolicy"] = restart;

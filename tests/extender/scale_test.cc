@@ -12,10 +12,8 @@
 #include "lib/extender/decide.h"
 #include "tests/extender/view_test_util.h"
 
-namespace neuron::extender {
+namespace neuron::extender::testutil {
 namespace {
-
-using namespace testutil;
 
 TEST_CASE("5,000 nodes, 20,000 pods: filter + prioritize of 500 names", "[.scale]") {
   ClusterView v;
@@ -51,4 +49,4 @@ TEST_CASE("5,000 nodes, 20,000 pods: filter + prioritize of 500 names", "[.scale
 }
 
 }  // namespace
-}  // namespace neuron::extender
+}  // namespace neuron::extender::testutil

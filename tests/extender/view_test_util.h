@@ -15,7 +15,7 @@ inline constexpr char kCore[] = "aws.amazon.com/neuroncore";
 
 // A node with the instance-type label; allocatable/capacity of both resources if given (> 0).
 inline json Node(const std::string& name, const std::string& instance_type, int devices = 0,
-                 int cores = 0, json extra_labels = json::object()) {
+                 int cores = 0, const json& extra_labels = json::object()) {
   json labels = extra_labels;
   if (!instance_type.empty()) labels["node.kubernetes.io/instance-type"] = instance_type;
   labels["kubernetes.io/hostname"] = name;

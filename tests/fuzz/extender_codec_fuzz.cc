@@ -11,9 +11,10 @@
 #include "lib/extender/node.h"
 #include "lib/extender/wire.h"
 
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  using namespace neuron::extender;
-  const std::string_view in(reinterpret_cast<const char*>(data), size);
+namespace neuron::extender {
+namespace {
+
+void FuzzOne(std::string_view in) {
   if (auto args = DecodeExtenderArgs(in); args.ok()) {
     FilterResult r;
     if (args->node_names) r.node_names = args->node_names;
@@ -54,5 +55,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     view.DeletePod(pod);
     view.DeleteNode(a.name);
   }
+}
+
+}  // namespace
+}  // namespace neuron::extender
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  neuron::extender::FuzzOne(std::string_view(reinterpret_cast<const char*>(data), size));
   return 0;
 }

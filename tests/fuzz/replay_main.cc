@@ -15,6 +15,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size);
 
 namespace {
 
+// Hand-written xorshift, not absl::BitGen: a replay's mutations must be the same on every run and
+// every Abseil version, so a failure found in CI reproduces by rerunning the test; Abseil's
+// generators are nondeterministic by design, and their seeded sequences are not promised stable.
 uint64_t Next(uint64_t& s) {
   s ^= s << 13;
   s ^= s >> 7;

@@ -24,8 +24,9 @@ bool HasUnknownFields(const google::protobuf::Message& m) {
   std::vector<const google::protobuf::FieldDescriptor*> fields;
   refl->ListFields(m, &fields);
   for (const auto* f : fields) {
-    if (f->cpp_type() != google::protobuf::FieldDescriptor::CPPTYPE_MESSAGE || f->is_map())
+    if (f->cpp_type() != google::protobuf::FieldDescriptor::CPPTYPE_MESSAGE || f->is_map()) {
       continue;
+    }
     if (f->is_repeated()) {
       for (int i = 0; i < refl->FieldSize(m, f); ++i) {
         if (HasUnknownFields(refl->GetRepeatedMessage(m, f, i))) return true;

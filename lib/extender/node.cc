@@ -202,6 +202,9 @@ void TrimNode(json& node) {
     for (const char* list : {"allocatable", "capacity"}) {
       const json* l = Member(*st, list);
       if (!l || !l->is_object()) continue;
+      // Keep the list even when it has none of ours: ParseNode reads a missing capacity as
+      // "use allocatable", an empty one as zero (found by extender_codec_fuzz).
+      s[list] = json::object();
       for (const char* r : {deviceplugin::kNeuronResource, deviceplugin::kNeuronCoreResource}) {
         if (const json* q = Member(*l, r)) s[list][r] = *q;
       }

@@ -8,22 +8,12 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "lib/deviceplugin/ids.h"
+#include "lib/extender/json_access.h"
 
 namespace neuron::extender {
 namespace {
 
 using nlohmann::json;
-
-const json* Member(const json& obj, const char* key) {
-  if (!obj.is_object()) return nullptr;
-  auto it = obj.find(key);
-  return it == obj.end() || it->is_null() ? nullptr : &*it;
-}
-
-std::string Label(const json& labels, const std::string& key) {
-  const json* v = Member(labels, key.c_str());
-  return v && v->is_string() ? v->get<std::string>() : "";
-}
 
 int64_t Count(const json* list, const char* resource) {
   const json* q = list ? Member(*list, resource) : nullptr;
@@ -123,25 +113,25 @@ NodeInfo ParseNode(const json& node) {
 
   const std::string nfd = kNfdPrefix;
   const topology::Shape* shape = nullptr;
-  if (std::string t = Label(labels, kInstanceTypeLabel); !t.empty()) {
+  if (std::string t = StringMember(labels, kInstanceTypeLabel); !t.empty()) {
     shape = topology::FindShape(t);
     if (shape) info.source = "instance-type";
   }
   if (!shape) {
-    if (std::string t = Label(labels, kInstanceTypeBetaLabel); !t.empty()) {
+    if (std::string t = StringMember(labels, kInstanceTypeBetaLabel); !t.empty()) {
       shape = topology::FindShape(t);
       if (shape) info.source = "instance-type";
     }
   }
   if (!shape) {
-    if (std::string t = Label(labels, nfd + "-instance-type"); !t.empty()) {
+    if (std::string t = StringMember(labels, nfd + "-instance-type"); !t.empty()) {
       shape = topology::FindShape(t);
       if (shape) info.source = "nfd";
     }
   }
   if (shape) {
     int lnc = 0;
-    if (std::string l = Label(labels, kLncLabel); !l.empty()) {
+    if (std::string l = StringMember(labels, kLncLabel); !l.empty()) {
       if (!absl::SimpleAtoi(l, &lnc)) lnc = 0;
     } else if (cap_cores > 0 && cap_devices == shape->devices) {
       // The device plugin advertises physical cores / LNC per device.
@@ -159,8 +149,8 @@ NodeInfo ParseNode(const json& node) {
   }
   // No known shape: counts from the NFD labels, else from what the device plugin advertises.
   int64_t devices = -1, cores = -1;
-  if (absl::SimpleAtoi(Label(labels, nfd + "-device-count"), &devices) && devices > 0) {
-    if (!absl::SimpleAtoi(Label(labels, nfd + "-core-count"), &cores)) cores = -1;
+  if (absl::SimpleAtoi(StringMember(labels, nfd + "-device-count"), &devices) && devices > 0) {
+    if (!absl::SimpleAtoi(StringMember(labels, nfd + "-core-count"), &cores)) cores = -1;
     info.source = "nfd";
   } else if (cap_devices > 0) {
     devices = cap_devices;

@@ -7,22 +7,12 @@
 #include "absl/strings/str_cat.h"
 #include "lib/deviceplugin/handshake.h"
 #include "lib/deviceplugin/ids.h"
+#include "lib/extender/json_access.h"
 
 namespace neuron::extender {
 namespace {
 
 using nlohmann::json;
-
-const json* Member(const json& obj, const char* key) {
-  if (!obj.is_object()) return nullptr;
-  auto it = obj.find(key);
-  return it == obj.end() || it->is_null() ? nullptr : &*it;
-}
-
-std::string StringOr(const json& obj, const char* key) {
-  const json* v = Member(obj, key);
-  return v && v->is_string() ? v->get<std::string>() : "";
-}
 
 // requests[r], else limits[r] (limits imply requests for extended resources).
 absl::StatusOr<NeuronRequest> ContainerRequest(const json& c, const std::string& where) {
@@ -110,7 +100,8 @@ absl::StatusOr<NeuronRequest> EffectiveRequest(const json& spec) {
           ContainerRequest(c, absl::StrCat("initContainers[", i, "]"));
       if (!r.ok()) return r.status();
       NeuronRequest during = *r;
-      if (StringOr(c, "restartPolicy") == "Always") {  // sidecar: runs alongside everything after
+      if (StringMember(c, "restartPolicy") ==
+          "Always") {  // sidecar: runs alongside everything after
         Add(total, *r);
         Add(sidecars, *r);
         during = sidecars;
@@ -134,26 +125,26 @@ absl::StatusOr<PodInfo> ParsePod(const json& pod) {
   const json* md = Member(pod, "metadata");
   if (md && !md->is_object()) return absl::InvalidArgumentError("Pod metadata is not an object");
   if (md) {
-    p.ns = StringOr(*md, "namespace");
-    p.name = StringOr(*md, "name");
-    p.uid = StringOr(*md, "uid");
+    p.ns = StringMember(*md, "namespace");
+    p.name = StringMember(*md, "name");
+    p.uid = StringMember(*md, "uid");
     if (const json* ann = Member(*md, "annotations"); ann && ann->is_object()) {
       if (const json* v = Member(*ann, deviceplugin::kAnnotationIds); v && v->is_string()) {
         p.has_ids = true;
         p.ids = v->get<std::string>();
       }
-      p.type = StringOr(*ann, deviceplugin::kAnnotationType);
-      p.allocated = StringOr(*ann, deviceplugin::kAnnotationAllocated);
+      p.type = StringMember(*ann, deviceplugin::kAnnotationType);
+      p.allocated = StringMember(*ann, deviceplugin::kAnnotationAllocated);
     }
   }
   if (p.ns.empty()) p.ns = "default";
   if (const json* spec = Member(pod, "spec")) {
-    p.node_name = StringOr(*spec, "nodeName");
+    p.node_name = StringMember(*spec, "nodeName");
     absl::StatusOr<NeuronRequest> r = EffectiveRequest(*spec);
     if (!r.ok()) return r.status();
     p.request = *r;
   }
-  if (const json* st = Member(pod, "status")) p.phase = StringOr(*st, "phase");
+  if (const json* st = Member(pod, "status")) p.phase = StringMember(*st, "phase");
   return p;
 }
 

@@ -214,33 +214,44 @@ HttpResponse ApiCore::List(const ResourcePath& rp, const HttpRequest& req) {
     after = tok["start"].get<std::string>();
     if (after.rfind(prefix, 0) != 0) throw BadRequest("continue key is not valid");
   }
-  json items = json::array();
+  // Walk the ordered store from the page's start and stop as soon as the page is full, so a
+  // page costs O(page), not O(collection). Items are the store's cached serializations.
+  const bool filtered = !labels->Empty() || !fields->Empty();
+  const std::string api_version = rp.type.ApiVersion();
+  std::string items;
+  int64_t count = 0;
   std::string last_key;
-  int64_t remaining = 0;
-  for (const auto& [key, obj] : store_.Scan(prefix, after)) {
-    if (!labels->Matches(obj->value("/metadata/labels"_json_pointer, json(nullptr))) ||
-        !fields->Matches(*obj)) {
+  bool more = false;
+  const auto& objects = store_.objects();
+  auto it = after.empty() ? objects.lower_bound(prefix) : objects.upper_bound(after);
+  for (; it != objects.end() && absl::StartsWith(it->first, prefix); ++it) {
+    const json& obj = it->second;
+    if (filtered && (!labels->Matches(obj.value("/metadata/labels"_json_pointer, json(nullptr))) ||
+                     !fields->Matches(obj))) {
       continue;
     }
-    if (limit > 0 && static_cast<int64_t>(items.size()) >= limit) {
-      ++remaining;
-      continue;
+    if (limit > 0 && count >= limit) {
+      more = true;
+      break;
     }
-    items.push_back(Present(rp.type, *obj));
-    last_key = key;
+    if (count++ > 0) items += ',';
+    items += store_.Serialized(it->first, api_version, rp.type.kind);
+    last_key = it->first;
   }
   json meta = {{"resourceVersion", std::to_string(list_rv)}};
-  if (remaining > 0) {
+  if (more) {
     meta["continue"] = EncodeContinue(list_rv, last_key);
-    // Upstream only reports this when no selector is set; we always do.
-    meta["remainingItemCount"] = remaining;
+    // As upstream: the count is reported only for unfiltered lists (it is exact then).
+    if (!filtered) {
+      int64_t remaining = 0;
+      for (; it != objects.end() && absl::StartsWith(it->first, prefix); ++it) ++remaining;
+      meta["remainingItemCount"] = remaining;
+    }
   }
-  return HttpResponse{200,
-                      {{"kind", rp.type.ListKind()},
-                       {"apiVersion", rp.type.ApiVersion()},
-                       {"metadata", meta},
-                       {"items", items}},
-                      {}};
+  HttpResponse r;
+  r.raw_body = absl::StrCat(R"({"kind":")", rp.type.ListKind(), R"(","apiVersion":")", api_version,
+                            R"(","metadata":)", meta.dump(), R"(,"items":[)", items, "]}");
+  return r;
 }
 
 bool ApiCore::IsWatch(const HttpRequest& req) {

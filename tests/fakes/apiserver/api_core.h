@@ -9,6 +9,7 @@
 
 #include <condition_variable>
 #include <cstdint>
+#include <istream>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -39,6 +40,7 @@ struct HttpResponse {
   int status = 200;
   json body;
   std::vector<std::pair<std::string, std::string>> headers;
+  std::string raw_body = {};  // when set, sent instead of `body` (lists built from cached dumps)
 };
 
 // A parsed resource URL.
@@ -72,6 +74,9 @@ class ApiCore {
   bool IsWatch(const HttpRequest& req);
   // Starts a watch. On failure returns nullptr and fills *error.
   std::shared_ptr<WatchStream> StartWatch(const HttpRequest& req, HttpResponse* error);
+
+  // Bulk-loads NDJSON objects (see preload.cc). InvalidArgument names the bad line.
+  absl::Status Preload(std::istream& in);
 
   // Test hooks.
   void Compact(bool kill_open_watches);
@@ -114,6 +119,8 @@ class ApiCore {
   // kube-controller-manager's root-ca-cert-publisher: every namespace holds a kube-root-ca.crt
   // ConfigMap (see controllers.cc).
   void PublishRootCa(const std::string& ns);
+  const ResourceType* TypeOfObject(const json& obj) const;
+  void EnsureNamespace(const std::string& ns);
   void RepublishRootCa(const std::string& removed_key);
 
   std::mutex mu_;

@@ -144,8 +144,12 @@ void FakeApiServer::Impl::Serve(const httplib::Request& req, httplib::Response& 
   HttpResponse out = core.Handle(r);
   res.status = out.status;
   for (const auto& [k, v] : out.headers) res.set_header(k, v);
-  res.set_content(out.body.dump(-1, ' ', false, json::error_handler_t::replace),
-                  "application/json");
+  if (!out.raw_body.empty()) {
+    res.set_content(std::move(out.raw_body), "application/json");
+  } else {
+    res.set_content(out.body.dump(-1, ' ', false, json::error_handler_t::replace),
+                    "application/json");
+  }
   spdlog::debug("request method={} path={} status={}", req.method, req.path, res.status);
 }
 
@@ -223,6 +227,8 @@ size_t FakeApiServer::RequestCount(const std::string& method,
   }
   return n;
 }
+
+absl::Status FakeApiServer::Preload(std::istream& ndjson) { return impl_->core.Preload(ndjson); }
 
 absl::Status FakeApiServer::Put(const std::string& path, const nlohmann::json& object) {
   return impl_->core.Put(path, object);

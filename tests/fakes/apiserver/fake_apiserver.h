@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <istream>
 #include <memory>
 #include <string>
 
@@ -55,6 +56,11 @@ class FakeApiServer {
   // (bumps resourceVersion, emits a watch event); a given .status is stored too, as a controller
   // would write it through /status. InvalidArgument on an unknown path or invalid object.
   absl::Status Put(const std::string& path, const nlohmann::json& object);
+  // Loads NDJSON (one object per line, apiVersion/kind/metadata.name required) straight into the
+  // store, creating the namespaces objects name; meant for before clients connect (open
+  // watches do not see preloaded objects; later watches from an older RV get 410).
+  // InvalidArgument names the first bad line; objects before it stay loaded.
+  absl::Status Preload(std::istream& ndjson);
   // Number of watch streams currently open.
   size_t OpenWatches() const;
 

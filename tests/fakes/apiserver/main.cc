@@ -1,7 +1,8 @@
 // File: tests/fakes/apiserver/main.cc
-// fake-apiserver --listen 127.0.0.1:PORT [--log-level debug]
+// fake-apiserver --listen 127.0.0.1:PORT [--log-level debug] [--preload cluster.ndjson]
 // Serves the in-memory fake kube-apiserver until SIGTERM/SIGINT.
 #include <cstdio>
+#include <fstream>
 #include <string>
 
 #include "absl/strings/numbers.h"
@@ -10,10 +11,20 @@
 #include "spdlog/spdlog.h"
 #include "tests/fakes/apiserver/fake_apiserver.h"
 
+namespace {
+constexpr char kUsage[] =
+    "usage: fake-apiserver [--listen HOST:PORT] [--log-level LEVEL] [--preload FILE]\n"
+    "  --listen     address to serve on (default 127.0.0.1:0, a free port)\n"
+    "  --log-level  trace, debug, info (default), warn, error\n"
+    "  --preload    NDJSON file, one object per line (apiVersion, kind, metadata.name), loaded\n"
+    "               before serving; namespaces it names are created\n";
+}  // namespace
+
 int main(int argc, char** argv) {
   absl::Notification& shutdown = neuron::ShutdownOnSignals();
   std::string listen = "127.0.0.1:0";
   std::string level = "info";
+  std::string preload;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--listen" && i + 1 < argc) {
@@ -24,11 +35,18 @@ int main(int argc, char** argv) {
       level = argv[++i];
     } else if (a.rfind("--log-level=", 0) == 0) {
       level = a.substr(12);
+    } else if (a == "--preload" && i + 1 < argc) {
+      preload = argv[++i];
+    } else if (a.rfind("--preload=", 0) == 0) {
+      preload = a.substr(10);
+    } else if (a == "--help" || a == "-h") {
+      std::printf("%s", kUsage);
+      return 0;
     } else if (a == "--tls-cert" || a == "--tls-key") {
       std::fprintf(stderr, "fake-apiserver: TLS is not supported by this build\n");
       return 2;
     } else {
-      std::fprintf(stderr, "usage: fake-apiserver --listen HOST:PORT [--log-level LEVEL]\n");
+      std::fprintf(stderr, "fake-apiserver: unknown or incomplete flag %s\n%s", a.c_str(), kUsage);
       return 2;
     }
   }
@@ -43,6 +61,19 @@ int main(int argc, char** argv) {
     return 2;
   }
   neuron::fakes::FakeApiServer server;
+  if (!preload.empty()) {
+    std::ifstream in(preload);
+    if (!in) {
+      std::fprintf(stderr, "fake-apiserver: cannot open --preload file %s\n", preload.c_str());
+      return 2;
+    }
+    if (auto s = server.Preload(in); !s.ok()) {
+      std::fprintf(stderr, "fake-apiserver: --preload %s: %s\n", preload.c_str(),
+                   std::string(s.message()).c_str());
+      return 2;
+    }
+    spdlog::info("preloaded file={} resourceVersion={}", preload, server.ResourceVersion());
+  }
   if (auto s = server.Start(listen.substr(0, colon), port); !s.ok()) {
     spdlog::error("start failed error={}", std::string(s.message()));
     return 1;

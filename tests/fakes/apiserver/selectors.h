@@ -19,6 +19,7 @@ class LabelSelector {
   static absl::StatusOr<LabelSelector> Parse(const std::string& text);
   // `labels` is metadata.labels (object or null).
   bool Matches(const json& labels) const;
+  bool Empty() const { return reqs_.empty(); }
 
  private:
   enum class Op { kEq, kNotEq, kIn, kNotIn, kExists, kNotExists };
@@ -37,6 +38,7 @@ class FieldSelector {
   static absl::StatusOr<FieldSelector> Parse(const std::string& text,
                                              const std::vector<std::string>& allowed);
   bool Matches(const json& object) const;
+  bool Empty() const { return reqs_.empty(); }
 
  private:
   struct Req {

@@ -36,8 +36,30 @@ const json& Store::Put(const std::string& key, json object) {
   Event e{rv_, it == objects_.end() ? "ADDED" : "MODIFIED", key, object,
           it == objects_.end() ? json(nullptr) : it->second};
   const json& stored = (objects_[key] = std::move(object));
+  dumps_.erase(key);
   Append(std::move(e));
   return stored;
+}
+
+void Store::Load(const std::string& key, json object) {
+  ++rv_;
+  object["metadata"]["resourceVersion"] = std::to_string(rv_);
+  objects_[key] = std::move(object);
+  dumps_.erase(key);
+  compacted_rv_ = rv_;
+}
+
+const std::string& Store::Serialized(const std::string& key, const std::string& api_version,
+                                     const std::string& kind) const {
+  CachedDump& d = dumps_[key];
+  if (d.text.empty() || d.api_version != api_version) {
+    json obj = objects_.at(key);
+    obj["apiVersion"] = api_version;
+    obj["kind"] = kind;
+    d.api_version = api_version;
+    d.text = obj.dump(-1, ' ', false, json::error_handler_t::replace);
+  }
+  return d.text;
 }
 
 json Store::Remove(const std::string& key) {
@@ -45,6 +67,7 @@ json Store::Remove(const std::string& key) {
   if (it == objects_.end()) return nullptr;
   json obj = std::move(it->second);
   objects_.erase(it);
+  dumps_.erase(key);
   ++rv_;
   json prev = obj;
   // Upstream's DELETED event carries the object at the deletion revision.

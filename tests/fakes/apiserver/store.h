@@ -7,6 +7,7 @@
 #include <deque>
 #include <map>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "nlohmann/json.hpp"
@@ -38,6 +39,15 @@ class Store {
   const json& Put(const std::string& key, json object);
   // Removes the object (no-op if absent) and appends DELETED. Returns the deleted object.
   json Remove(const std::string& key);
+  // Stores an object with the next RV but no history event: bulk preloads, whose objects
+  // predate every watch (a watch from an older RV gets 410, as after compaction).
+  void Load(const std::string& key, json object);
+
+  // The object at `key` serialized with `api_version` and `kind` set, cached until the object
+  // changes (upstream's watch cache likewise serializes an object once for all readers).
+  // Pre: `key` is stored.
+  const std::string& Serialized(const std::string& key, const std::string& api_version,
+                                const std::string& kind) const;
 
   // Objects whose key starts with prefix, in key order, starting after `after_key` if non-empty.
   std::vector<std::pair<std::string, const json*>> Scan(const std::string& prefix,
@@ -58,7 +68,12 @@ class Store {
  private:
   void Append(Event e);
 
+  struct CachedDump {
+    std::string api_version;
+    std::string text;
+  };
   std::map<std::string, json> objects_;
+  mutable std::unordered_map<std::string, CachedDump> dumps_;  // by key
   std::deque<Event> history_;
   uint64_t history_base_ = 0;
   int64_t rv_ = 1;

@@ -1,6 +1,8 @@
 // File: cmd/neuron-scheduler-extender/main.cc
 // kube-scheduler HTTP extender for AWS Neuron: topology-aware filter, prioritize, preempt and
 // bind for aws.amazon.com/neuron and aws.amazon.com/neuroncore.
+#include <malloc.h>
+
 #include <cstdio>
 #include <string>
 
@@ -22,6 +24,9 @@ int Fail(const std::string& msg) {
 
 int main(int argc, char** argv) {
   absl::Notification& stop = neuron::ShutdownOnSignals();  // before any thread starts
+  // Eight HTTP threads would each get a malloc arena that keeps its high-water mark (a full
+  // Nodes request is tens of MB); two arenas keep RSS near the live set.
+  mallopt(M_ARENA_MAX, 2);
   neuron::extender::AppOptions opts;
   std::string policy = "binpack";
   std::string log_level = "info";

@@ -8,10 +8,10 @@
 #include "lib/extender/node.h"
 #include "lib/extender/pod.h"
 #include "lib/extender/service.h"
+#include "lib/extender/view_feed.h"
 #include "lib/httpserver/http_server.h"
 #include "lib/k8s/events.h"
 #include "lib/k8s/incluster.h"
-#include "lib/k8s/informer.h"
 #include "lib/k8s/kubeconfig.h"
 #include "lib/k8s/transport.h"
 #include "lib/metrics/exposition.h"
@@ -34,7 +34,7 @@ struct App::State {
   std::unique_ptr<k8s::EventRecorder> events;
   std::unique_ptr<Binder> binder;
   std::unique_ptr<Service> service;
-  std::unique_ptr<k8s::Informer> nodes, pods;
+  std::unique_ptr<ViewFeed> nodes, pods;
   std::unique_ptr<httpserver::HttpServer> http;
 };
 
@@ -46,7 +46,7 @@ App::~App() { Stop(); }
 ClusterView& App::view() { return s_->view; }
 
 bool App::ready() const {
-  return s_ && s_->nodes && s_->pods && s_->nodes->HasSynced() && s_->pods->HasSynced();
+  return s_ && s_->nodes && s_->pods && s_->nodes->synced() && s_->pods->synced();
 }
 
 int App::port() const { return s_ && s_->http ? s_->http->port() : -1; }
@@ -65,22 +65,9 @@ absl::Status App::Start() {
   s.binder = std::make_unique<Binder>(*client_, s.view, s.events.get(), nullptr, bopts);
   s.service = std::make_unique<Service>(s.view, s.binder.get(), opts_.policy, s.registry);
 
-  // Informers keep trimmed objects only (memory is part of the target at 5,000 nodes).
-  s.nodes = std::make_unique<k8s::Informer>(*client_, k8s::resources::kNodes);
-  s.nodes->SetTransform(TrimNode);
-  ClusterView* view = &s.view;
-  s.nodes->AddEventHandler(
-      {[view](const k8s::ObjectPtr& o) { view->UpsertNode(*o); },
-       [view](const k8s::ObjectPtr&, const k8s::ObjectPtr& o) { view->UpsertNode(*o); },
-       [view](const k8s::ObjectPtr& o) {
-         view->DeleteNode(o->value("/metadata/name"_json_pointer, std::string()));
-       }});
-  s.pods = std::make_unique<k8s::Informer>(*client_, k8s::resources::kPods);
-  s.pods->SetTransform(TrimPod);
-  s.pods->AddEventHandler(
-      {[view](const k8s::ObjectPtr& o) { view->UpsertPod(*o); },
-       [view](const k8s::ObjectPtr&, const k8s::ObjectPtr& o) { view->UpsertPod(*o); },
-       [view](const k8s::ObjectPtr& o) { view->DeletePod(*o); }});
+  // No object cache: the feeds parse each Node and Pod into the view's typed records.
+  s.nodes = std::make_unique<ViewFeed>(*client_, s.view, ViewFeed::Source::kNodes);
+  s.pods = std::make_unique<ViewFeed>(*client_, s.view, ViewFeed::Source::kPods);
 
   httpserver::ServerOptions hopts;
   hopts.threads = opts_.threads;

@@ -1,7 +1,8 @@
 // File: lib/extender/app.h
-// The scheduler extender process: Node and Pod informers feeding the ClusterView (rebuilt from
-// the API on every start), the Binder, and the HTTP server with /filter, /prioritize, /preempt,
-// /bind, /healthz, /readyz (ready once both caches have synced), /metrics and /debug/nodes/<name>.
+// The scheduler extender process: Node and Pod list+watch feeds filling the ClusterView (rebuilt
+// from the API on every start), the Binder, and the HTTP server with /filter, /prioritize,
+// /preempt, /bind, /healthz, /readyz (ready once both caches have synced), /metrics and
+// /debug/nodes/<name>.
 #pragma once
 
 #include <memory>
@@ -29,7 +30,7 @@ class App {
   explicit App(AppOptions opts, std::shared_ptr<k8s::RestClient> client = nullptr);
   ~App();  // stops
 
-  // Builds the client, starts the informers and the HTTP server; returns once serving.
+  // Builds the client, starts the feeds and the HTTP server; returns once serving.
   absl::Status Start();
   void Stop();
   // Start, wait for `stop` (SIGTERM), then stop gracefully.

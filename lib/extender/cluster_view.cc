@@ -9,29 +9,6 @@
 namespace neuron::extender {
 namespace {
 
-std::vector<Holding> HoldingsOf(const PodInfo& p) {
-  std::vector<Holding> out;
-  if (p.node_name.empty() || p.Terminated() || !p.request.Any()) return out;
-  std::optional<ResourceKind> annotated;
-  absl::StatusOr<std::vector<int>> ids = absl::InvalidArgumentError("none");
-  if (p.has_ids) {
-    annotated = deviceplugin::ParseResourceKind(p.type);
-    ids = deviceplugin::ParseIdList(p.ids);
-  }
-  for (auto [kind, count] : {std::pair{ResourceKind::kDevice, p.request.devices},
-                             std::pair{ResourceKind::kCore, p.request.cores}}) {
-    if (count <= 0) continue;
-    Holding h{p.Key(), p.uid, kind, {}, count, false};
-    if (annotated == kind && ids.ok() && !ids->empty()) {
-      h.ids = *ids;
-      h.count = static_cast<int64_t>(ids->size());
-      h.known = true;
-    }
-    out.push_back(std::move(h));
-  }
-  return out;
-}
-
 // Marks taken IDs and derives the free views of both kinds.
 struct Occupancy {
   const topology::NodeTopology& t;
@@ -96,19 +73,43 @@ absl::StatusOr<std::pair<ResourceKind, int>> RequestKind(const NeuronRequest& r)
 
 ClusterView::ClusterView(Clock* clock) : clock_(clock ? *clock : Clock::Real()) {}
 
-void ClusterView::UpsertNode(const nlohmann::json& node) {
-  NodeInfo info = ParseNode(node);
+void ClusterView::UpsertNode(const nlohmann::json& node) { UpsertNode(ParseNode(node)); }
+
+void ClusterView::UpsertNode(NodeInfo info) {
   if (info.name.empty()) return;
   absl::MutexLock lock(&mu_);
-  nodes_[info.name].info = std::move(info);
+  UpsertNodeLocked(std::move(info));
+}
+
+void ClusterView::UpsertNodeLocked(NodeInfo info) {
+  const std::string name = info.name;
+  nodes_[name].info = std::move(info);
 }
 
 void ClusterView::DeleteNode(const std::string& name) {
   absl::MutexLock lock(&mu_);
+  DeleteNodeLocked(name);
+}
+
+void ClusterView::DeleteNodeLocked(const std::string& name) {
   auto it = nodes_.find(name);
   if (it == nodes_.end()) return;
   it->second.info.reset();
   if (it->second.pods.empty()) nodes_.erase(it);
+}
+
+void ClusterView::ReplaceNodes(std::vector<NodeInfo> nodes) {
+  std::set<std::string> listed;
+  for (const NodeInfo& n : nodes) listed.insert(n.name);
+  absl::MutexLock lock(&mu_);
+  std::vector<std::string> gone;
+  for (const auto& [name, entry] : nodes_) {
+    if (entry.info && listed.count(name) == 0) gone.push_back(name);
+  }
+  for (const std::string& name : gone) DeleteNodeLocked(name);
+  for (NodeInfo& n : nodes) {
+    if (!n.name.empty()) UpsertNodeLocked(std::move(n));
+  }
 }
 
 void ClusterView::RemovePodLocked(const std::string& key) {
@@ -122,27 +123,78 @@ void ClusterView::RemovePodLocked(const std::string& key) {
   pod_node_.erase(it);
 }
 
+PodHoldings HoldingsFor(const PodInfo& p) {
+  PodHoldings out{p.Key(), p.uid, p.node_name, {}};
+  if (p.node_name.empty() || p.Terminated() || !p.request.Any()) return out;
+  std::optional<ResourceKind> annotated;
+  absl::StatusOr<std::vector<int>> ids = absl::InvalidArgumentError("none");
+  if (p.has_ids) {
+    annotated = deviceplugin::ParseResourceKind(p.type);
+    ids = deviceplugin::ParseIdList(p.ids);
+  }
+  for (auto [kind, count] : {std::pair{ResourceKind::kDevice, p.request.devices},
+                             std::pair{ResourceKind::kCore, p.request.cores}}) {
+    if (count <= 0) continue;
+    Holding h{out.key, p.uid, kind, {}, count, false};
+    if (annotated == kind && ids.ok() && !ids->empty()) {
+      h.ids = *ids;
+      h.count = static_cast<int64_t>(ids->size());
+      h.known = true;
+    }
+    out.holdings.push_back(std::move(h));
+  }
+  return out;
+}
+
 void ClusterView::UpsertPod(const nlohmann::json& pod) {
   absl::StatusOr<PodInfo> p = ParsePod(pod);
   if (!p.ok()) return;  // the API server validated it; nothing we could count
-  std::vector<Holding> holdings = HoldingsOf(*p);
+  ApplyPod(HoldingsFor(*p));
+}
+
+void ClusterView::ApplyPod(PodHoldings pod) {
   absl::MutexLock lock(&mu_);
-  RemovePodLocked(p->Key());
-  if (holdings.empty()) return;
+  ApplyPodLocked(std::move(pod));
+}
+
+void ClusterView::ApplyPodLocked(PodHoldings pod) {
+  RemovePodLocked(pod.key);
+  if (pod.holdings.empty()) return;
   // The watch now shows the IDs the bind wrote: the reservation has done its job.
-  if (std::any_of(holdings.begin(), holdings.end(), [](const Holding& h) { return h.known; })) {
-    reservations_.erase(p->uid.empty() ? p->Key() : p->uid);
+  if (std::any_of(pod.holdings.begin(), pod.holdings.end(),
+                  [](const Holding& h) { return h.known; })) {
+    reservations_.erase(pod.uid.empty() ? pod.key : pod.uid);
   }
-  nodes_[p->node_name].pods[p->Key()] = std::move(holdings);
-  pod_node_[p->Key()] = p->node_name;
+  pod_node_[pod.key] = pod.node;
+  nodes_[pod.node].pods[pod.key] = std::move(pod.holdings);
+}
+
+void ClusterView::ReplacePods(std::vector<PodHoldings> pods) {
+  std::set<std::string> listed;
+  for (const PodHoldings& p : pods) {
+    if (!p.holdings.empty()) listed.insert(p.key);
+  }
+  absl::MutexLock lock(&mu_);
+  std::vector<std::string> gone;
+  for (const auto& [key, node] : pod_node_) {
+    if (listed.count(key) == 0) gone.push_back(key);
+  }
+  for (const std::string& key : gone) RemovePodLocked(key);
+  for (PodHoldings& p : pods) {
+    if (!p.holdings.empty()) ApplyPodLocked(std::move(p));
+  }
 }
 
 void ClusterView::DeletePod(const nlohmann::json& pod) {
   absl::StatusOr<PodInfo> p = ParsePod(pod);
   if (!p.ok()) return;
+  RemovePod(p->Key(), p->uid);
+}
+
+void ClusterView::RemovePod(const std::string& key, const std::string& uid) {
   absl::MutexLock lock(&mu_);
-  RemovePodLocked(p->Key());
-  reservations_.erase(p->uid.empty() ? p->Key() : p->uid);
+  RemovePodLocked(key);
+  reservations_.erase(uid.empty() ? key : uid);
 }
 
 std::optional<NodeState> ClusterView::StateLocked(const std::string& node,

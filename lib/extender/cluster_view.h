@@ -56,6 +56,16 @@ struct Choice {
   std::vector<int> ids;
 };
 
+// What the view keeps of one pod: its key and node and what it holds there (nothing for pods
+// that are unbound, terminated or ask for no Neuron resource).
+struct PodHoldings {
+  std::string key;  // "ns/name"
+  std::string uid;
+  std::string node;
+  std::vector<Holding> holdings;
+};
+PodHoldings HoldingsFor(const PodInfo& pod);
+
 // The kind and count a request asks for; InvalidArgument when it asks both kinds.
 absl::StatusOr<std::pair<ResourceKind, int>> RequestKind(const NeuronRequest& r);
 
@@ -63,8 +73,18 @@ class ClusterView {
  public:
   explicit ClusterView(Clock* clock = nullptr);
 
-  void UpsertNode(const nlohmann::json& node);
+  // Typed updates, as the list+watch feed (view_feed.h) delivers them.
+  void UpsertNode(NodeInfo info);
   void DeleteNode(const std::string& name);
+  void ApplyPod(PodHoldings pod);  // no holdings: the pod holds nothing (any more)
+  void RemovePod(const std::string& key, const std::string& uid);
+  // A full list: the complete set of nodes / pods; whatever the view knew and the list lacks
+  // is gone (a relist after a 410 must not keep pods deleted while the watch was down).
+  void ReplaceNodes(std::vector<NodeInfo> nodes);
+  void ReplacePods(std::vector<PodHoldings> pods);
+
+  // The same from API objects (tests, tools).
+  void UpsertNode(const nlohmann::json& node);
   void UpsertPod(const nlohmann::json& pod);
   void DeletePod(const nlohmann::json& pod);
 
@@ -105,6 +125,9 @@ class ClusterView {
                                        bool with_holdings = false) const
       ABSL_SHARED_LOCKS_REQUIRED(mu_);
   void RemovePodLocked(const std::string& key) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void ApplyPodLocked(PodHoldings pod) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void UpsertNodeLocked(NodeInfo info) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void DeleteNodeLocked(const std::string& name) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   Clock& clock_;
   mutable absl::Mutex mu_;

@@ -156,6 +156,36 @@ TEST_CASE("pods without annotations hold unknown IDs; terminated pods hold none"
   CHECK(On(v, "t", Dev(16)).fits);
 }
 
+PodHoldings Held(const json& pod) { return HoldingsFor(*ParsePod(pod)); }
+
+TEST_CASE("a full list replaces the view: what it lacks is gone", "[extender][decide]") {
+  ClusterView v;
+  v.ReplaceNodes({ParseNode(Node("a", "trn1.32xlarge", 16, 32)),
+                  ParseNode(Node("b", "trn1.32xlarge", 16, 32))});
+  v.ReplacePods({Held(Pod("p1", kDev, 4, "a", "0-3")), Held(Pod("p2", kDev, 4, "b", "0-3")),
+                 Held(Pod("cpu", "cpu", 1, "a"))});
+  CHECK(v.node_count() == 2);
+  CHECK(v.pod_count() == 2);  // the CPU-only pod holds nothing
+  CHECK(FreeDevices(v, "a") == 12);
+
+  // Relist after a 410: p2 was deleted and node b removed while the watch was down; p1 moved on
+  // to other IDs; p3 is new.
+  v.ReplaceNodes({ParseNode(Node("a", "trn1.32xlarge", 16, 32))});
+  v.ReplacePods({Held(Pod("p1", kDev, 8, "a", "8-15")), Held(Pod("p3", kCore, 2, "a", "0,1"))});
+  CHECK(v.node_count() == 1);
+  CHECK(v.pod_count() == 2);
+  CHECK_FALSE(v.State("b").has_value());
+  std::optional<NodeState> st = v.State("a");
+  REQUIRE(st.has_value());
+  CHECK(std::count(st->free_devices.begin(), st->free_devices.end(), true) == 7);  // 1-7
+  CHECK_FALSE(st->free_devices[0]);  // its cores are held
+  CHECK(st->free_devices[1]);
+
+  v.ReplacePods({});
+  CHECK(v.pod_count() == 0);
+  CHECK(FreeDevices(v, "a") == 16);
+}
+
 TEST_CASE("unhealthy devices reduce allocatable", "[extender][decide]") {
   ClusterView v;
   json n = Node("t", "trn1.32xlarge", 16, 32);

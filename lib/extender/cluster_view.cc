@@ -84,6 +84,21 @@ void ClusterView::UpsertNode(NodeInfo info) {
 void ClusterView::UpsertNodeLocked(NodeInfo info) {
   const std::string name = info.name;
   nodes_[name].info = std::move(info);
+  InvalidateLocked(name);
+}
+
+void ClusterView::InvalidateLocked(const std::string& node) {
+  auto it = nodes_.find(node);
+  if (it == nodes_.end()) return;
+  absl::MutexLock lock(&cache_mu_);
+  it->second.cached.reset();
+}
+
+void ClusterView::EraseReservationLocked(const std::string& id) {
+  auto it = reservations_.find(id);
+  if (it == reservations_.end()) return;
+  InvalidateLocked(it->second.node);
+  reservations_.erase(it);
 }
 
 void ClusterView::DeleteNode(const std::string& name) {
@@ -95,6 +110,7 @@ void ClusterView::DeleteNodeLocked(const std::string& name) {
   auto it = nodes_.find(name);
   if (it == nodes_.end()) return;
   it->second.info.reset();
+  InvalidateLocked(name);
   if (it->second.pods.empty()) nodes_.erase(it);
 }
 
@@ -117,6 +133,7 @@ void ClusterView::RemovePodLocked(const std::string& key) {
   if (it == pod_node_.end()) return;
   auto n = nodes_.find(it->second);
   if (n != nodes_.end()) {
+    InvalidateLocked(it->second);
     n->second.pods.erase(key);
     if (n->second.pods.empty() && !n->second.info) nodes_.erase(n);
   }
@@ -163,10 +180,11 @@ void ClusterView::ApplyPodLocked(PodHoldings pod) {
   // The watch now shows the IDs the bind wrote: the reservation has done its job.
   if (std::any_of(pod.holdings.begin(), pod.holdings.end(),
                   [](const Holding& h) { return h.known; })) {
-    reservations_.erase(pod.uid.empty() ? pod.key : pod.uid);
+    EraseReservationLocked(pod.uid.empty() ? pod.key : pod.uid);
   }
   pod_node_[pod.key] = pod.node;
   nodes_[pod.node].pods[pod.key] = std::move(pod.holdings);
+  InvalidateLocked(pod.node);
 }
 
 void ClusterView::ReplacePods(std::vector<PodHoldings> pods) {
@@ -194,7 +212,7 @@ void ClusterView::DeletePod(const nlohmann::json& pod) {
 void ClusterView::RemovePod(const std::string& key, const std::string& uid) {
   absl::MutexLock lock(&mu_);
   RemovePodLocked(key);
-  reservations_.erase(uid.empty() ? key : uid);
+  EraseReservationLocked(uid.empty() ? key : uid);
 }
 
 std::optional<NodeState> ClusterView::StateLocked(const std::string& node,
@@ -252,6 +270,42 @@ std::optional<NodeState> ClusterView::State(const std::string& node, const std::
   return StateLocked(node, exclude_pod, exclude_uids, now);
 }
 
+std::shared_ptr<const NodeState> ClusterView::Snapshot(const std::string& node,
+                                                       const std::string& exclude_pod) const {
+  const absl::Time now = clock_.Now();
+  absl::ReaderMutexLock lock(&mu_);
+  auto it = nodes_.find(node);
+  if (it == nodes_.end() || !it->second.info) return nullptr;
+  const NodeEntry& e = it->second;
+  // The cache holds the state with nothing excluded; a pod that holds or reserves something
+  // here (a bind retry) needs its own.
+  bool touches = !exclude_pod.empty() && e.pods.count(exclude_pod) > 0;
+  absl::Time until = absl::InfiniteFuture();
+  for (const auto& [uid, r] : reservations_) {
+    if (r.node != node || r.expires <= now) continue;
+    touches = touches || r.pod == exclude_pod;
+    until = std::min(until, r.expires);
+  }
+  if (touches) {
+    std::optional<NodeState> st = StateLocked(node, exclude_pod, nullptr, now);
+    if (!st) return nullptr;
+    st->memo = std::make_shared<DecisionMemo>();
+    return std::make_shared<const NodeState>(std::move(*st));
+  }
+  {
+    absl::MutexLock cl(&cache_mu_);
+    if (e.cached && now < e.cached_until) return e.cached;
+  }
+  std::optional<NodeState> st = StateLocked(node, "", nullptr, now);
+  if (!st) return nullptr;
+  st->memo = std::make_shared<DecisionMemo>();
+  auto shared = std::make_shared<const NodeState>(std::move(*st));
+  absl::MutexLock cl(&cache_mu_);
+  e.cached = shared;
+  e.cached_until = until;
+  return shared;
+}
+
 absl::StatusOr<Choice> ClusterView::ChooseAndReserve(const std::string& node, const PodInfo& pod,
                                                      absl::Duration ttl) {
   absl::StatusOr<std::pair<ResourceKind, int>> want = RequestKind(pod.request);
@@ -259,12 +313,14 @@ absl::StatusOr<Choice> ClusterView::ChooseAndReserve(const std::string& node, co
   const std::string id = pod.uid.empty() ? pod.Key() : pod.uid;
   const absl::Time now = clock_.Now();
   absl::MutexLock lock(&mu_);
-  for (auto it = reservations_.begin(); it != reservations_.end();) {
-    it = it->second.expires <= now ? reservations_.erase(it) : std::next(it);
+  std::vector<std::string> expired;
+  for (const auto& [rid, r] : reservations_) {
+    if (r.expires <= now) expired.push_back(rid);
   }
+  for (const std::string& rid : expired) EraseReservationLocked(rid);
   if (auto it = reservations_.find(id); it != reservations_.end()) {
     if (it->second.node == node) return it->second.choice;
-    reservations_.erase(it);  // the scheduler moved the pod: the old choice is void
+    EraseReservationLocked(id);  // the scheduler moved the pod: the old choice is void
   }
   std::optional<NodeState> st = StateLocked(node, pod.Key(), nullptr, now);
   if (!st) return absl::NotFoundError(absl::StrCat("node ", node, " is not known"));
@@ -282,12 +338,13 @@ absl::StatusOr<Choice> ClusterView::ChooseAndReserve(const std::string& node, co
   }
   Choice c{kind, std::move(*ids)};
   reservations_[id] = Reservation{node, pod.Key(), c, now + ttl};
+  InvalidateLocked(node);
   return c;
 }
 
 void ClusterView::Release(const std::string& pod_uid) {
   absl::MutexLock lock(&mu_);
-  reservations_.erase(pod_uid);
+  EraseReservationLocked(pod_uid);
 }
 
 std::optional<nlohmann::json> ClusterView::DebugNode(const std::string& node) const {

@@ -28,6 +28,9 @@ Verdict Fail(bool unresolvable, std::string reason, const char* category) {
   return Verdict{false, unresolvable, std::move(reason), category};
 }
 
+Verdict Decide(const NodeState* st, const NeuronRequest& req);
+int ComputeScore(const NodeState& st, const NeuronRequest& req, Policy policy);
+
 }  // namespace
 
 absl::StatusOr<Policy> ParsePolicy(const std::string& s) {
@@ -38,6 +41,36 @@ absl::StatusOr<Policy> ParsePolicy(const std::string& s) {
 }
 
 Verdict Evaluate(const NodeState* st, const NeuronRequest& req) {
+  if (st == nullptr || !st->memo) return Decide(st, req);
+  DecisionMemo& m = *st->memo;
+  const std::pair<int64_t, int64_t> key{req.devices, req.cores};
+  {
+    absl::MutexLock lock(&m.mu);
+    if (auto it = m.verdicts.find(key); it != m.verdicts.end()) return it->second;
+  }
+  Verdict v = Decide(st, req);
+  absl::MutexLock lock(&m.mu);
+  m.verdicts.emplace(key, v);
+  return v;
+}
+
+int Score(const NodeState& st, const NeuronRequest& req, Policy policy) {
+  if (!st.memo) return ComputeScore(st, req, policy);
+  DecisionMemo& m = *st.memo;
+  const std::tuple<int64_t, int64_t, int> key{req.devices, req.cores, static_cast<int>(policy)};
+  {
+    absl::MutexLock lock(&m.mu);
+    if (auto it = m.scores.find(key); it != m.scores.end()) return it->second;
+  }
+  const int score = ComputeScore(st, req, policy);
+  absl::MutexLock lock(&m.mu);
+  m.scores.emplace(key, score);
+  return score;
+}
+
+namespace {
+
+Verdict Decide(const NodeState* st, const NeuronRequest& req) {
   if (!req.Any()) return Verdict{true, false, "", "fits"};
   if (!st) {
     return Fail(false, "node is not in the extender's cache (not synced yet, or deleted)",
@@ -89,7 +122,11 @@ Verdict Evaluate(const NodeState* st, const NeuronRequest& req) {
   return Verdict{true, false, "", "fits"};
 }
 
-int Score(const NodeState& st, const NeuronRequest& req, Policy policy) {
+}  // namespace
+
+namespace {
+
+int ComputeScore(const NodeState& st, const NeuronRequest& req, Policy policy) {
   if (!st.info.shape || !req.Any()) return 0;
   absl::StatusOr<std::pair<ResourceKind, int>> want = RequestKind(req);
   if (!want.ok()) return 0;
@@ -107,6 +144,8 @@ int Score(const NodeState& st, const NeuronRequest& req, Policy policy) {
   return n == 0 ? 0 : 1 + (9 * left) / n;
 }
 
+}  // namespace
+
 FilterResult Filter(const ClusterView& view, const ExtenderArgs& args,
                     std::vector<std::string>* categories) {
   FilterResult r;
@@ -117,8 +156,8 @@ FilterResult Filter(const ClusterView& view, const ExtenderArgs& args,
     if (!args.pod.request.Any()) {
       v = Verdict{true, false, "", "fits"};
     } else {
-      std::optional<NodeState> st = view.State(names[i], args.pod.Key());
-      v = Evaluate(st ? &*st : nullptr, args.pod.request);
+      std::shared_ptr<const NodeState> st = view.Snapshot(names[i], args.pod.Key());
+      v = Evaluate(st.get(), args.pod.request);
     }
     if (categories) categories->push_back(v.category);
     pass[i] = v.fits;
@@ -144,7 +183,7 @@ std::vector<HostPriority> Prioritize(const ClusterView& view, const ExtenderArgs
   for (const std::string& name : args.CandidateNames()) {
     int score = 0;
     if (args.pod.request.Any()) {
-      if (std::optional<NodeState> st = view.State(name, args.pod.Key())) {
+      if (std::shared_ptr<const NodeState> st = view.Snapshot(name, args.pod.Key())) {
         score = Score(*st, args.pod.request, policy);
       }
     }

@@ -21,15 +21,8 @@ namespace neuron::extender {
 enum class Policy { kBinpack, kSpread };
 absl::StatusOr<Policy> ParsePolicy(const std::string& s);
 
-struct Verdict {
-  bool fits = false;
-  bool unresolvable = false;
-  std::string reason;    // empty when it fits
-  std::string category;  // metric label: fits, unknown_node, no_neuron, shape, unhealthy,
-                         // capacity, fragmented, bad_request
-};
-
-// `node` may be null (not in the view).
+// `node` may be null (not in the view). A node state with a memo (ClusterView::Snapshot)
+// answers a request it has already decided from the memo.
 Verdict Evaluate(const NodeState* node, const NeuronRequest& req);
 // 0..10; 0 when the request does not fit.
 int Score(const NodeState& node, const NeuronRequest& req, Policy policy);

@@ -4,6 +4,7 @@
 // reservations (idempotent, disjoint, released by the watch, expiring).
 #include "lib/extender/decide.h"
 
+#include <random>
 #include <set>
 #include <string>
 
@@ -251,6 +252,60 @@ TEST_CASE("reservations: idempotent, disjoint, released by the watch, expiring",
         absl::StatusCode::kFailedPrecondition);
   CHECK(v.ChooseAndReserve("nowhere", p2, absl::Seconds(30)).status().code() ==
         absl::StatusCode::kNotFound);
+}
+
+}  // namespace
+}  // namespace neuron::extender::testutil
+
+namespace neuron::extender::testutil {
+namespace {
+
+// The cached Snapshot() must always equal a fresh State(): random pod, node and reservation
+// changes (seeded, so a failure reproduces), each followed by a comparison on every node.
+TEST_CASE("snapshots follow every change of pods, nodes and reservations", "[extender][decide]") {
+  fakes::FakeClock clock;
+  ClusterView v(&clock);
+  const std::vector<std::string> nodes = {"t1", "t2", "i2"};
+  v.UpsertNode(Node("t1", "trn1.32xlarge", 16, 32));
+  v.UpsertNode(Node("t2", "trn2.48xlarge", 16, 64));
+  v.UpsertNode(Node("i2", "inf2.48xlarge", 12, 24));
+  std::mt19937 rng(42);
+  auto pick = [&](int n) { return static_cast<int>(rng() % static_cast<unsigned>(n)); };
+  for (int step = 0; step < 400; ++step) {
+    const std::string node = nodes[pick(3)];
+    const std::string name = "p" + std::to_string(pick(12));
+    switch (pick(5)) {
+      case 0:  // a pod holding known IDs (possibly moving)
+        v.UpsertPod(Pod(name, kDev, 1, node, std::to_string(pick(12))));
+        break;
+      case 1:  // a pod without annotations
+        v.UpsertPod(Pod(name, kCore, 1 + pick(3), node));
+        break;
+      case 2:
+        v.DeletePod(Pod(name, kDev, 1, node));
+        break;
+      case 3: {  // a bind reservation, some expiring
+        (void)v.ChooseAndReserve(node, P(name, Cores(1 + pick(2))), absl::Seconds(1 + pick(3)));
+        break;
+      }
+      default:
+        clock.Advance(absl::Seconds(1));
+        break;
+    }
+    for (const std::string& n : nodes) {
+      (void)v.Snapshot(n);  // fill the cache, then compare it after the next change
+      std::shared_ptr<const NodeState> snap = v.Snapshot(n, "ml/new");
+      std::optional<NodeState> fresh = v.State(n, "ml/new");
+      REQUIRE(snap != nullptr);
+      REQUIRE(fresh.has_value());
+      CAPTURE(step, n);
+      CHECK(snap->free_devices == fresh->free_devices);
+      CHECK(snap->free_cores == fresh->free_cores);
+      CHECK(snap->unknown_devices == fresh->unknown_devices);
+      CHECK(snap->unknown_cores == fresh->unknown_cores);
+      CHECK(Evaluate(snap.get(), Dev(4)).fits == Evaluate(&*fresh, Dev(4)).fits);
+    }
+  }
 }
 
 }  // namespace

@@ -1,0 +1,81 @@
+// File: tests/integration/deploy_docs.h
+// The manifests under deploy/ as yaml-cpp documents, and the flags a binary's --help documents,
+// for the tests that check manifests against the code they run.
+#pragma once
+
+#include <yaml-cpp/yaml.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <initializer_list>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace neuron::deploytest {
+
+inline std::string SourceDir() {
+  const char* d = std::getenv("NEURON_SOURCE_DIR");
+  return d != nullptr ? d : "..";
+}
+
+inline std::string BinDir() {
+  const char* d = std::getenv("NEURON_BIN_DIR");
+  return d != nullptr ? d : "bin";
+}
+
+struct Doc {
+  std::string file;
+  YAML::Node node;
+  std::string kind() const { return node["kind"].as<std::string>(""); }
+  std::string name() const { return node["metadata"]["name"].as<std::string>(""); }
+  std::string ns() const { return node["metadata"]["namespace"].as<std::string>(""); }
+};
+
+inline std::vector<Doc> LoadAll() {
+  namespace fs = std::filesystem;
+  std::vector<Doc> out;
+  for (const auto& e : fs::recursive_directory_iterator(SourceDir() + "/deploy")) {
+    if (e.path().extension() != ".yaml" && e.path().extension() != ".yml") continue;
+    for (const YAML::Node& n : YAML::LoadAllFromFile(e.path().string())) {
+      if (n.IsNull()) continue;
+      out.push_back({e.path().lexically_relative(SourceDir()).string(), n});
+    }
+  }
+  return out;
+}
+
+// The flags a binary documents in --help ("--name=VALUE" or "--name").
+inline std::set<std::string> HelpFlags(const std::string& binary) {
+  std::set<std::string> flags;
+  const std::string cmd = BinDir() + "/" + binary + " --help 2>&1";
+  FILE* p = ::popen(cmd.c_str(), "r");
+  if (p == nullptr) return flags;
+  std::string text;
+  char buf[4096];
+  while (size_t n = std::fread(buf, 1, sizeof(buf), p)) text.append(buf, n);
+  ::pclose(p);
+  std::istringstream in(text);
+  std::string word;
+  while (in >> word) {
+    if (word.rfind("--", 0) != 0) continue;
+    flags.insert(word.substr(
+        2, word.find('=') == std::string::npos ? std::string::npos : word.find('=') - 2));
+  }
+  return flags;
+}
+
+// node[k0][k1]...; an empty sequence when any step is missing (yaml-cpp throws on chaining
+// lookups through a missing key).
+inline YAML::Node At(YAML::Node node, std::initializer_list<const char*> keys) {
+  for (const char* k : keys) {
+    const YAML::Node& cur = node;  // const lookups never insert
+    if (!cur.IsMap() || !cur[k]) return YAML::Node(YAML::NodeType::Sequence);
+    node.reset(cur[k]);  // operator= would overwrite the referenced node's content
+  }
+  return node;
+}
+
+}  // namespace neuron::deploytest

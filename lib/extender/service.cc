@@ -1,10 +1,13 @@
 // File: lib/extender/service.cc
 #include "lib/extender/service.h"
 
+#include <malloc.h>
 #include <spdlog/spdlog.h>
 
 #include <string>
+#include <thread>
 
+#include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "prometheus/counter.h"
 #include "prometheus/histogram.h"
@@ -59,6 +62,7 @@ Service::Service(ClusterView& view, Binder* binder, Policy policy,
     : view_(view), binder_(binder), policy_(policy) {
   static prometheus::Registry* fallback = new prometheus::Registry();
   metrics_ = std::make_unique<Metrics>(registry ? *registry : *fallback);
+  trimmer_ = std::make_unique<HeapTrimmer>();
 }
 
 Service::~Service() = default;
@@ -127,9 +131,55 @@ Response Service::DebugNode(const Request& req) {
   return Response::Json(200, j->dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
 }
 
+// A full-Nodes request (nodeCacheCapable: false) parses tens of MB of Node objects. Handing the
+// freed heap back (malloc_trim) keeps one such call from pinning the process at its high-water
+// mark, but costs a few hundred ms on that heap: done on this thread, off the request path.
+class Service::HeapTrimmer {
+ public:
+  HeapTrimmer() : thread_([this] { Loop(); }) {}
+  ~HeapTrimmer() {
+    {
+      absl::MutexLock lock(&mu_);
+      stop_ = true;
+    }
+    thread_.join();
+  }
+  void Request() {
+    absl::MutexLock lock(&mu_);
+    pending_ = true;
+  }
+
+ private:
+  void Loop() {
+    for (;;) {
+      {
+        absl::MutexLock lock(&mu_);
+        mu_.Await(absl::Condition(
+            +[](HeapTrimmer* t) ABSL_NO_THREAD_SAFETY_ANALYSIS { return t->pending_ || t->stop_; },
+            this));
+        if (stop_) return;
+        pending_ = false;
+      }
+      malloc_trim(0);
+    }
+  }
+  absl::Mutex mu_;
+  bool pending_ ABSL_GUARDED_BY(mu_) = false;
+  bool stop_ ABSL_GUARDED_BY(mu_) = false;
+  std::thread thread_;
+};
+
+Response Service::TrimAfterLarge(const Request& req, Response res) {
+  constexpr size_t kLargeBody = size_t{4} << 20;
+  if (req.body.size() >= kLargeBody) trimmer_->Request();
+  return res;
+}
+
 void Service::Register(httpserver::HttpServer& server) {
-  server.Handle("POST", "/filter", [this](const Request& r) { return Filter(r); });
-  server.Handle("POST", "/prioritize", [this](const Request& r) { return Prioritize(r); });
+  server.Handle("POST", "/filter",
+                [this](const Request& r) { return TrimAfterLarge(r, Filter(r)); });
+  server.Handle("POST", "/prioritize",
+                [this](const Request& r) { return TrimAfterLarge(r, Prioritize(r)); });
   server.Handle("POST", "/preempt", [this](const Request& r) { return Preempt(r); });
   server.Handle("POST", "/bind", [this](const Request& r) { return Bind(r); });
   server.Handle("GET", "/debug/nodes/*", [this](const Request& r) { return DebugNode(r); });

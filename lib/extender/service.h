@@ -33,10 +33,13 @@ class Service {
 
  private:
   struct Metrics;
+  class HeapTrimmer;
+  httpserver::Response TrimAfterLarge(const httpserver::Request& req, httpserver::Response res);
   ClusterView& view_;
   Binder* binder_;
   Policy policy_;
   std::unique_ptr<Metrics> metrics_;
+  std::unique_ptr<HeapTrimmer> trimmer_;
 };
 
 }  // namespace neuron::extender

@@ -142,11 +142,14 @@ absl::StatusOr<ExtenderArgs> DecodeExtenderArgs(std::string_view body) {
     args.nodes.emplace();
     if (items) {
       if (!items->is_array()) return Invalid("Nodes.items must be an array");
-      for (const json& n : *items) {
+      args.nodes->reserve(items->size());
+      // Moved out of the parsed tree (ours: `root` is a local, so dropping const is sound): a
+      // full NodeList is tens of MB, and copying it doubled the cost of a call.
+      for (json& n : const_cast<json&>(*items)) {
         const json* md = n.is_object() ? Field(n, "metadata") : nullptr;
         const json* name = md && md->is_object() ? Field(*md, "name") : nullptr;
         if (!name || !name->is_string()) return Invalid("Nodes.items[] needs metadata.name");
-        args.nodes->push_back(n);
+        args.nodes->push_back(std::move(n));
       }
     }
   }

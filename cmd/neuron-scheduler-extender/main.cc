@@ -27,6 +27,10 @@ int main(int argc, char** argv) {
   // Eight HTTP threads would each get a malloc arena that keeps its high-water mark (a full
   // Nodes request is tens of MB); two arenas keep RSS near the live set.
   mallopt(M_ARENA_MAX, 2);
+  // No fastbins: each list page is a large body string allocated right after a page's worth of
+  // small JSON nodes was freed, and glibc then consolidated every fastbin chunk on each page
+  // (a third of cold-start CPU at 50,000 pods; 6.5 s -> 4.2 s to ready without them).
+  mallopt(M_MXFAST, 0);
   neuron::extender::AppOptions opts;
   std::string policy = "binpack";
   std::string log_level = "info";

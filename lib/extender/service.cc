@@ -154,15 +154,15 @@ class Service::HeapTrimmer {
     for (;;) {
       {
         absl::MutexLock lock(&mu_);
-        mu_.Await(absl::Condition(
-            +[](HeapTrimmer* t) ABSL_NO_THREAD_SAFETY_ANALYSIS { return t->pending_ || t->stop_; },
-            this));
+        mu_.Await(absl::Condition(this, &HeapTrimmer::Woken));
         if (stop_) return;
         pending_ = false;
       }
       malloc_trim(0);
     }
   }
+  bool Woken() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return pending_ || stop_; }
+
   absl::Mutex mu_;
   bool pending_ ABSL_GUARDED_BY(mu_) = false;
   bool stop_ ABSL_GUARDED_BY(mu_) = false;

@@ -13,6 +13,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/time/clock.h"
+#include "bench/proc_status.h"
 #include "tests/testing/http_get.h"
 #include "tests/testing/subprocess.h"
 
@@ -26,14 +27,7 @@ std::string Flag(int argc, char** argv, const std::string& name, const std::stri
   return fallback;
 }
 
-long ProcStatusKiB(pid_t pid, const std::string& key) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind(key + ":", 0) == 0) return std::atol(line.c_str() + key.size() + 1);
-  }
-  return -1;
-}
+using neuron::bench::ProcStatusKiB;
 
 }  // namespace
 

@@ -31,6 +31,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "bench/cluster_gen.h"
+#include "bench/proc_status.h"
 #include "httplib.h"
 #include "lib/k8s/informer.h"
 #include "lib/k8s/resource.h"
@@ -55,14 +56,7 @@ int IntFlag(int argc, char** argv, const std::string& name, int fallback) {
   return fallback;
 }
 
-long ProcStatusKiB(pid_t pid, const std::string& key) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind(key + ":", 0) == 0) return std::atol(line.c_str() + key.size() + 1);
-  }
-  return -1;
-}
+using neuron::bench::ProcStatusKiB;
 
 // The port a child logged ("... 127.0.0.1:PORT" or "port=PORT"), -1 if it never did.
 int PortFromLog(const Subprocess& p, const std::string& needle, const std::regex& re) {

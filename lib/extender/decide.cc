@@ -171,7 +171,7 @@ FilterResult Filter(const ClusterView& view, const ExtenderArgs& args,
   } else {
     r.nodes.emplace();
     for (size_t i = 0; i < names.size(); ++i) {
-      if (pass[i]) r.nodes->push_back((*args.nodes)[i]);
+      if (pass[i]) r.nodes->push_back((*args.nodes)[i].json);
     }
   }
   return r;

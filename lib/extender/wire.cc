@@ -6,6 +6,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "lib/base/json_scanner.h"
 
 namespace neuron::extender {
 namespace {
@@ -27,17 +28,6 @@ absl::StatusOr<std::string> OptString(const json& obj, const std::string& key) {
   return v->get<std::string>();
 }
 
-absl::StatusOr<std::vector<std::string>> StringList(const json& v, const std::string& what) {
-  if (!v.is_array()) return Invalid(absl::StrCat(what, " must be an array of strings"));
-  std::vector<std::string> out;
-  out.reserve(v.size());
-  for (const json& s : v) {
-    if (!s.is_string()) return Invalid(absl::StrCat(what, " must be an array of strings"));
-    out.push_back(s.get<std::string>());
-  }
-  return out;
-}
-
 absl::StatusOr<PodInfo> DecodePod(const json& root) {
   const json* pod = Field(root, "Pod");
   if (!pod) return Invalid("Pod is missing");
@@ -56,18 +46,6 @@ absl::StatusOr<json> ParseObject(std::string_view body, const std::string& type)
 json StringMap(const std::map<std::string, std::string>& m) {
   json out = json::object();
   for (const auto& [k, v] : m) out[k] = v;
-  return out;
-}
-
-absl::StatusOr<std::map<std::string, std::string>> DecodeStringMap(const json* v,
-                                                                   const std::string& what) {
-  std::map<std::string, std::string> out;
-  if (!v) return out;
-  if (!v->is_object()) return Invalid(absl::StrCat(what, " must be an object"));
-  for (const auto& [k, s] : v->items()) {
-    if (!s.is_string()) return Invalid(absl::StrCat(what, " values must be strings"));
-    out[k] = s.get<std::string>();
-  }
   return out;
 }
 
@@ -115,89 +93,241 @@ std::vector<std::string> ExtenderArgs::CandidateNames() const {
   if (node_names) return *node_names;
   std::vector<std::string> out;
   if (nodes) {
-    for (const json& n : *nodes) {
-      const json* md = FindKey(n, "metadata");
-      const json* name = md ? FindKey(*md, "name") : nullptr;
-      out.push_back(name && name->is_string() ? name->get<std::string>() : "");
-    }
+    out.reserve(nodes->size());
+    for (const RawNode& n : *nodes) out.push_back(n.name);
   }
   return out;
 }
 
-absl::StatusOr<ExtenderArgs> DecodeExtenderArgs(std::string_view body) {
-  absl::StatusOr<json> root = ParseObject(body, "ExtenderArgs");
-  if (!root.ok()) return root.status();
-  ExtenderArgs args;
-  absl::StatusOr<PodInfo> pod = DecodePod(*root);
-  if (!pod.ok()) return pod.status();
-  args.pod = std::move(*pod);
-  if (const json* names = Field(*root, "NodeNames")) {
-    absl::StatusOr<std::vector<std::string>> list = StringList(*names, "NodeNames");
-    if (!list.ok()) return list.status();
-    args.node_names = std::move(*list);
+namespace {
+
+// Go matches a JSON key to a field case-insensitively (the struct has no json tags), and a
+// repeated key overwrites: the last one wins.
+bool KeyIs(std::string_view key, std::string_view field) {
+  return absl::EqualsIgnoreCase(absl::string_view(key.data(), key.size()),
+                                absl::string_view(field.data(), field.size()));
+}
+
+absl::Status ScanError(const JsonScanner& s, const std::string& type) {
+  return Invalid(absl::StrCat(type, ": ", s.error().message()));
+}
+
+// A JSON array of strings (or null: none).
+bool ScanStringList(JsonScanner& s, const std::string& what,
+                    std::optional<std::vector<std::string>>* out) {
+  if (s.ConsumeNull()) {
+    out->reset();
+    return true;
   }
-  if (const json* nodes = Field(*root, "Nodes")) {
-    if (!nodes->is_object()) return Invalid("Nodes must be a NodeList object");
-    const json* items = Field(*nodes, "items");
-    args.nodes.emplace();
-    if (items) {
-      if (!items->is_array()) return Invalid("Nodes.items must be an array");
-      args.nodes->reserve(items->size());
-      // Moved out of the parsed tree (ours: `root` is a local, so dropping const is sound): a
-      // full NodeList is tens of MB, and copying it doubled the cost of a call.
-      for (json& n : const_cast<json&>(*items)) {
-        const json* md = n.is_object() ? Field(n, "metadata") : nullptr;
-        const json* name = md && md->is_object() ? Field(*md, "name") : nullptr;
-        if (!name || !name->is_string()) return Invalid("Nodes.items[] needs metadata.name");
-        args.nodes->push_back(std::move(n));
+  JsonScanner::Type t;
+  if (s.Peek(&t) && t != JsonScanner::Type::kArray) {
+    return s.Fail(absl::StrCat(what, " must be an array of strings"));
+  }
+  out->emplace();
+  if (!s.EnterArray()) return false;
+  while (s.NextItem()) {
+    if (s.Peek(&t) && t != JsonScanner::Type::kString) {
+      return s.Fail(absl::StrCat(what, " must be an array of strings"));
+    }
+    if (!s.ReadString(&(*out)->emplace_back())) return false;
+  }
+  return s.ok();
+}
+
+// A JSON object of string values (or null: empty).
+bool ScanStringMap(JsonScanner& s, const std::string& what, std::map<std::string, std::string>* out) {
+  out->clear();
+  if (s.ConsumeNull()) return true;
+  JsonScanner::Type t;
+  if (s.Peek(&t) && t != JsonScanner::Type::kObject) {
+    return s.Fail(absl::StrCat(what, " must be an object"));
+  }
+  std::string_view key;
+  if (!s.EnterObject()) return false;
+  while (s.NextMember(&key)) {
+    std::string k(key);
+    if (s.Peek(&t) && t != JsonScanner::Type::kString) {
+      return s.Fail(absl::StrCat(what, " values must be strings"));
+    }
+    if (!s.ReadString(&(*out)[k])) return false;
+  }
+  return s.ok();
+}
+
+// One Node item: metadata.name picked out, the exact text kept as a view into `body`.
+bool ScanNodeItem(JsonScanner& s, std::string_view body, RawNode* out) {
+  JsonScanner::Type t;
+  if (!s.Peek(&t)) return false;
+  if (t != JsonScanner::Type::kObject) return s.Fail("Nodes.items[] must be Node objects");
+  const size_t begin = s.offset();
+  std::string_view key;
+  if (!s.EnterObject()) return false;
+  while (s.NextMember(&key)) {
+    if (!KeyIs(key, "metadata") || s.ConsumeNull()) {
+      if (!s.Skip()) return false;
+      continue;
+    }
+    if (!s.EnterObject()) return false;
+    while (s.NextMember(&key)) {
+      if (!KeyIs(key, "name")) {
+        if (!s.Skip()) return false;
+      } else if (!s.ConsumeNull() && !s.ReadString(&out->name)) {
+        return false;
       }
     }
   }
+  if (!s.ok()) return false;
+  if (out->name.empty()) return s.Fail("Nodes.items[] needs metadata.name");
+  out->json = body.substr(begin, s.offset() - begin);
+  return true;
+}
+
+// A v1.NodeList: only its items matter (or null: no list).
+bool ScanNodeList(JsonScanner& s, std::string_view body,
+                  std::optional<std::vector<RawNode>>* out) {
+  if (s.ConsumeNull()) {
+    out->reset();
+    return true;
+  }
+  JsonScanner::Type t;
+  if (s.Peek(&t) && t != JsonScanner::Type::kObject) {
+    return s.Fail("Nodes must be a NodeList object");
+  }
+  out->emplace();
+  std::string_view key;
+  if (!s.EnterObject()) return false;
+  while (s.NextMember(&key)) {
+    if (!KeyIs(key, "items") || s.ConsumeNull()) {
+      if (!s.Skip()) return false;
+      continue;
+    }
+    if (s.Peek(&t) && t != JsonScanner::Type::kArray) return s.Fail("Nodes.items must be an array");
+    (*out)->clear();
+    if (!s.EnterArray()) return false;
+    while (s.NextItem()) {
+      if (!ScanNodeItem(s, body, &(*out)->emplace_back())) return false;
+    }
+  }
+  return s.ok();
+}
+
+// The embedded Pod is small and its semantics (effective requests) live in ParsePod: its text
+// is cut out by the scanner and parsed as a tree. Null leaves `pod` unset.
+bool ScanPod(JsonScanner& s, std::optional<std::string_view>* pod) {
+  if (s.ConsumeNull()) {
+    pod->reset();
+    return true;
+  }
+  std::string_view raw;
+  if (!s.Skip(&raw)) return false;
+  *pod = raw;
+  return true;
+}
+
+absl::StatusOr<PodInfo> DecodePodText(std::optional<std::string_view> raw) {
+  if (!raw) return Invalid("Pod is missing");
+  absl::StatusOr<json> pod = ParseJson(*raw);
+  if (!pod.ok()) return pod.status();
+  absl::StatusOr<PodInfo> p = ParsePod(*pod);
+  if (!p.ok()) return Invalid(absl::StrCat("Pod: ", p.status().message()));
+  return p;
+}
+
+// Starts a scan of `body`, which must hold one JSON object.
+bool EnterTopObject(JsonScanner& s, const std::string& type) {
+  JsonScanner::Type t;
+  if (s.Peek(&t) && t != JsonScanner::Type::kObject) {
+    return s.Fail(absl::StrCat(type, " must be a JSON object"));
+  }
+  return s.EnterObject();
+}
+
+bool FinishTop(JsonScanner& s) {
+  if (s.ok() && !s.AtEnd()) return s.Fail("unexpected data after the JSON object");
+  return s.ok();
+}
+
+}  // namespace
+
+absl::StatusOr<ExtenderArgs> DecodeExtenderArgs(std::string_view body) {
+  JsonScanner s(body, kMaxJsonDepth);
+  ExtenderArgs args;
+  std::optional<std::string_view> pod;
+  std::string_view key;
+  if (EnterTopObject(s, "ExtenderArgs")) {
+    while (s.NextMember(&key)) {
+      if (KeyIs(key, "Pod")) {
+        ScanPod(s, &pod);
+      } else if (KeyIs(key, "NodeNames")) {
+        ScanStringList(s, "NodeNames", &args.node_names);
+      } else if (KeyIs(key, "Nodes")) {
+        ScanNodeList(s, body, &args.nodes);
+      } else {
+        s.Skip();
+      }
+    }
+  }
+  if (!FinishTop(s)) return ScanError(s, "ExtenderArgs");
+  absl::StatusOr<PodInfo> p = DecodePodText(pod);
+  if (!p.ok()) return p.status();
+  args.pod = std::move(*p);
   if (!args.node_names && !args.nodes) return Invalid("neither NodeNames nor Nodes is set");
   return args;
 }
 
 std::string EncodeFilterResult(const FilterResult& r) {
-  json out = json::object();
+  json rest = json::object();
+  rest["NodeNames"] = r.node_names ? json(*r.node_names) : json(nullptr);
+  rest["FailedNodes"] = StringMap(r.failed);
+  rest["FailedAndUnresolvableNodes"] = StringMap(r.failed_unresolvable);
+  rest["Error"] = r.error;
+  const std::string tail = rest.dump(-1, ' ', false, json::error_handler_t::replace);
+  std::string out = "{\"Nodes\":";
   if (r.nodes) {
-    json items = json::array();
-    for (const json& n : *r.nodes) items.push_back(n);
-    out["Nodes"] = {{"metadata", json::object()}, {"items", std::move(items)}};
+    size_t size = tail.size() + 64;
+    for (std::string_view n : *r.nodes) size += n.size() + 1;
+    out.reserve(size);
+    out += "{\"metadata\":{},\"items\":[";
+    for (size_t i = 0; i < r.nodes->size(); ++i) {
+      if (i) out += ',';
+      out += (*r.nodes)[i];  // echoed verbatim: validated JSON from the request
+    }
+    out += "]}";
   } else {
-    out["Nodes"] = nullptr;
+    out += "null";
   }
-  out["NodeNames"] = r.node_names ? json(*r.node_names) : json(nullptr);
-  out["FailedNodes"] = StringMap(r.failed);
-  out["FailedAndUnresolvableNodes"] = StringMap(r.failed_unresolvable);
-  out["Error"] = r.error;
-  return out.dump(-1, ' ', false, json::error_handler_t::replace);
+  out += ',';
+  out.append(tail, 1, std::string::npos);  // the other members, after their '{'
+  return out;
 }
 
 absl::StatusOr<FilterResult> DecodeFilterResult(std::string_view body) {
-  absl::StatusOr<json> root = ParseObject(body, "ExtenderFilterResult");
-  if (!root.ok()) return root.status();
+  JsonScanner s(body, kMaxJsonDepth);
   FilterResult r;
-  if (const json* names = Field(*root, "NodeNames")) {
-    absl::StatusOr<std::vector<std::string>> list = StringList(*names, "NodeNames");
-    if (!list.ok()) return list.status();
-    r.node_names = std::move(*list);
+  std::optional<std::vector<RawNode>> nodes;
+  std::string_view key;
+  if (EnterTopObject(s, "ExtenderFilterResult")) {
+    while (s.NextMember(&key)) {
+      if (KeyIs(key, "NodeNames")) {
+        ScanStringList(s, "NodeNames", &r.node_names);
+      } else if (KeyIs(key, "Nodes")) {
+        ScanNodeList(s, body, &nodes);
+      } else if (KeyIs(key, "FailedNodes")) {
+        ScanStringMap(s, "FailedNodes", &r.failed);
+      } else if (KeyIs(key, "FailedAndUnresolvableNodes")) {
+        ScanStringMap(s, "FailedAndUnresolvableNodes", &r.failed_unresolvable);
+      } else if (KeyIs(key, "Error")) {
+        if (!s.ConsumeNull() && !s.ReadString(&r.error)) s.Fail("Error must be a string");
+      } else {
+        s.Skip();
+      }
+    }
   }
-  if (const json* nodes = Field(*root, "Nodes")) {
-    const json* items = nodes->is_object() ? Field(*nodes, "items") : nullptr;
+  if (!FinishTop(s)) return ScanError(s, "ExtenderFilterResult");
+  if (nodes) {
     r.nodes.emplace();
-    if (items && items->is_array()) r.nodes->assign(items->begin(), items->end());
+    for (const RawNode& n : *nodes) r.nodes->push_back(n.json);
   }
-  absl::StatusOr<std::map<std::string, std::string>> failed =
-      DecodeStringMap(Field(*root, "FailedNodes"), "FailedNodes");
-  if (!failed.ok()) return failed.status();
-  r.failed = std::move(*failed);
-  failed =
-      DecodeStringMap(Field(*root, "FailedAndUnresolvableNodes"), "FailedAndUnresolvableNodes");
-  if (!failed.ok()) return failed.status();
-  r.failed_unresolvable = std::move(*failed);
-  absl::StatusOr<std::string> err = OptString(*root, "Error");
-  if (!err.ok()) return err.status();
-  r.error = *err;
   return r;
 }
 

@@ -30,27 +30,38 @@ absl::StatusOr<nlohmann::json> ParseJson(std::string_view body);
 // nullptr if absent.
 const nlohmann::json* FindKey(const nlohmann::json& obj, std::string_view key);
 
-// ExtenderArgs: the filter / prioritize request.
+// One v1.Node of a full-Nodes request: its name and its exact JSON text, a view into the
+// request body (the passing ones are echoed back byte for byte, never re-encoded).
+struct RawNode {
+  std::string name;
+  std::string_view json;
+};
+
+// ExtenderArgs: the filter / prioritize request. Decoded in one streaming pass: only the Pod is
+// parsed as a tree (it is small), names and Node items are picked out of the text.
 struct ExtenderArgs {
   PodInfo pod;
-  // nodeCacheCapable: names only. Otherwise full v1.Node objects (NodeList.items).
+  // nodeCacheCapable: names only. Otherwise full v1.Node objects (NodeList.items): views into
+  // the decoded body, valid while it lives.
   std::optional<std::vector<std::string>> node_names;
-  std::optional<std::vector<nlohmann::json>> nodes;
+  std::optional<std::vector<RawNode>> nodes;
   // The candidate names in either mode, in request order.
   std::vector<std::string> CandidateNames() const;
 };
 absl::StatusOr<ExtenderArgs> DecodeExtenderArgs(std::string_view body);
 
-// ExtenderFilterResult. In NodeNames mode `node_names` is set, in Nodes mode `nodes`.
+// ExtenderFilterResult. In NodeNames mode `node_names` is set, in Nodes mode `nodes` (exact
+// Node JSON texts, views into the request body or, when decoded, into the decoded body).
 struct FilterResult {
   std::optional<std::vector<std::string>> node_names;
-  std::optional<std::vector<nlohmann::json>> nodes;
+  std::optional<std::vector<std::string_view>> nodes;
   std::map<std::string, std::string> failed;
   std::map<std::string, std::string> failed_unresolvable;
   std::string error;
 };
 std::string EncodeFilterResult(const FilterResult& r);
-absl::StatusOr<FilterResult> DecodeFilterResult(std::string_view body);  // tests, tools
+// Tests and tools; `nodes` are views into `body`.
+absl::StatusOr<FilterResult> DecodeFilterResult(std::string_view body);
 
 // HostPriorityList: [{"Host": name, "Score": 0..10}].
 struct HostPriority {

@@ -44,6 +44,30 @@ TEST_CASE("ExtenderArgs in full Nodes mode, keys in any case", "[extender][wire]
   REQUIRE(a->nodes);
   CHECK(a->nodes->size() == 1);
   CHECK(a->CandidateNames() == std::vector<std::string>{"n1"});
+  CHECK(a->nodes->front().json == body["nodes"]["items"][0].dump());
+}
+
+TEST_CASE("Node items are kept as their exact text, escapes and spacing included",
+          "[extender][wire]") {
+  const std::string item1 = R"({ "metadata" : {"labels":{"k":"v\u00e9\n"}, "name": "n\u0031"} })";
+  const std::string item2 = R"({"kind":"Node","metadata":{"name":"n2"},"spec":{"taints":[]}})";
+  const std::string body = R"({"Pod":{"metadata":{"name":"p"}},"Nodes":{"metadata":{},"items":[ )" +
+                           item1 + " ,\n" + item2 + "]}}";
+  auto a = DecodeExtenderArgs(body);
+  REQUIRE(a.ok());
+  REQUIRE(a->nodes->size() == 2);
+  CHECK((*a->nodes)[0].name == "n1");
+  CHECK((*a->nodes)[0].json == item1);
+  CHECK((*a->nodes)[1].json == item2);
+  CHECK(a->CandidateNames() == std::vector<std::string>{"n1", "n2"});
+}
+
+TEST_CASE("ExtenderArgs keys repeat as in Go: the last one wins", "[extender][wire]") {
+  auto a = DecodeExtenderArgs(
+      R"({"Pod":{"metadata":{"name":"first"}},"NodeNames":["a"],"pod":{"metadata":{"name":"second"}},"nodenames":["b","c"]})");
+  REQUIRE(a.ok());
+  CHECK(a->pod.name == "second");
+  CHECK(*a->node_names == std::vector<std::string>{"b", "c"});
 }
 
 TEST_CASE("bad ExtenderArgs are InvalidArgument", "[extender][wire]") {
@@ -68,6 +92,12 @@ TEST_CASE("bad ExtenderArgs are InvalidArgument", "[extender][wire]") {
           std::string(
               R"({"Pod":{"spec":{"containers":[{"resources":{"limits":{"aws.amazon.com/neuroncore":"999999999999999999999999"}}}]}},"NodeNames":[]})"),
           std::string(100000, '['),
+          std::string(R"({"Pod":{},"NodeNames":[]} {})"),
+          std::string(R"({"Pod":{},"NodeNames":[1]})"),
+          std::string(R"({"Pod":{},"Nodes":{"items":{}}})"),
+          std::string(R"({"Pod":{},"Nodes":{"items":[{"metadata":{"name":7}}]}})"),
+          std::string(R"({"Pod":{},"Nodes":{"items":[{"metadata":{"name":"n"}},]}})"),
+          std::string(R"({"Pod":{},"Nodes":[]})"),
       }) {
     auto a = DecodeExtenderArgs(bad);
     CAPTURE(bad.substr(0, 120));
@@ -87,13 +117,16 @@ TEST_CASE("ExtenderFilterResult is encoded with Go's field names", "[extender][w
     "Error":""})"));
 
   FilterResult full;
-  full.nodes = std::vector<json>{{{"metadata", {{"name", "n1"}}}}};
-  j = json::parse(EncodeFilterResult(full));
+  const std::string node = R"({"metadata":{"name":"n1","labels":{"a":"b"}},"status":{}})";
+  full.nodes = std::vector<std::string_view>{node};
+  const std::string encoded = EncodeFilterResult(full);
+  j = json::parse(encoded);
   CHECK(j["Nodes"]["items"][0]["metadata"]["name"] == "n1");
   CHECK(j["NodeNames"].is_null());
-  auto back = DecodeFilterResult(j.dump());
+  auto back = DecodeFilterResult(encoded);
   REQUIRE(back.ok());
-  CHECK(back->nodes->size() == 1);
+  REQUIRE(back->nodes->size() == 1);
+  CHECK(back->nodes->front() == node);
 }
 
 TEST_CASE("HostPriorityList, binding and preemption types", "[extender][wire]") {

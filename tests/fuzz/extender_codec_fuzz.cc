@@ -18,10 +18,15 @@ void FuzzOne(std::string_view in) {
   if (auto args = DecodeExtenderArgs(in); args.ok()) {
     FilterResult r;
     if (args->node_names) r.node_names = args->node_names;
-    if (args->nodes) r.nodes = args->nodes;
+    if (args->nodes) {
+      r.nodes.emplace();
+      for (const RawNode& n : *args->nodes) r.nodes->push_back(n.json);
+    }
     for (const std::string& n : args->CandidateNames()) r.failed[n] = "fuzz";
-    auto back = DecodeFilterResult(EncodeFilterResult(r));
-    if (!back.ok() || back->failed != r.failed) std::abort();
+    // Echoed Node texts must come back exactly, and the names with them.
+    const std::string encoded = EncodeFilterResult(r);
+    auto back = DecodeFilterResult(encoded);
+    if (!back.ok() || back->failed != r.failed || back->nodes != r.nodes) std::abort();
     if (args->pod.request.devices < 0 || args->pod.request.cores < 0 ||
         args->pod.request.devices > kMaxRequest || args->pod.request.cores > kMaxRequest) {
       std::abort();

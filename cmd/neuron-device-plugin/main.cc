@@ -6,6 +6,7 @@
 
 #include "lib/base/flags.h"
 #include "lib/base/logging.h"
+#include "lib/base/process_init.h"
 #include "lib/base/signals.h"
 #include "lib/deviceplugin/app.h"
 #include "lib/inventory/lnc.h"
@@ -22,6 +23,7 @@ int Fail(const std::string& msg) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  neuron::InitProcess();
   absl::Notification& stop = neuron::ShutdownOnSignals();  // before any thread starts
   neuron::deviceplugin::AppOptions opts;
   std::string resources = "neuron,neuroncore";

@@ -8,12 +8,14 @@
 #include "lib/base/env.h"
 #include "lib/base/flags.h"
 #include "lib/base/logging.h"
+#include "lib/base/process_init.h"
 #include "lib/base/signals.h"
 #include "lib/inventory/lnc.h"
 #include "lib/sysfs/driver_layout.h"
 #include "spdlog/spdlog.h"
 
 int main(int argc, char** argv) {
+  neuron::InitProcess();
   absl::Notification& shutdown = neuron::ShutdownOnSignals();  // before any thread starts
   // One malloc arena: the agent is low-concurrency, and per-thread arenas holding freed
   // /metrics pages would otherwise double its resident memory (see bench/README.md).

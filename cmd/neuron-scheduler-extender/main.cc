@@ -8,6 +8,7 @@
 
 #include "lib/base/flags.h"
 #include "lib/base/logging.h"
+#include "lib/base/process_init.h"
 #include "lib/base/signals.h"
 #include "lib/extender/app.h"
 #include "lib/httpserver/http_server.h"
@@ -23,6 +24,7 @@ int Fail(const std::string& msg) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  neuron::InitProcess();
   absl::Notification& stop = neuron::ShutdownOnSignals();  // before any thread starts
   // Eight HTTP threads would each get a malloc arena that keeps its high-water mark (a full
   // Nodes request is tens of MB); two arenas keep RSS near the live set.

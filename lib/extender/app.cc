@@ -3,6 +3,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include <limits>
+
 #include "lib/extender/binder.h"
 #include "lib/extender/cluster_view.h"
 #include "lib/extender/node.h"
@@ -74,6 +76,10 @@ absl::Status App::Start() {
   hopts.tcp_nodelay = true;
   hopts.max_body_bytes = size_t{64} << 20;  // full-Nodes mode at thousands of nodes
   hopts.read_timeout_seconds = 30;
+  // kube-scheduler's Go client asks for gzip on every call. Compressing a full-Nodes answer
+  // (tens of MB) costs more than sending it over the cluster network ever does, and a
+  // NodeNames answer is a few KB: the extender answers uncompressed.
+  hopts.gzip_min_bytes = std::numeric_limits<size_t>::max();
   s.http = std::make_unique<httpserver::HttpServer>(hopts);
   s.service->Register(*s.http);
   httpserver::AddHealthEndpoints(*s.http, [this] { return ready(); });

@@ -272,38 +272,63 @@ std::optional<NodeState> ClusterView::State(const std::string& node, const std::
 
 std::shared_ptr<const NodeState> ClusterView::Snapshot(const std::string& node,
                                                        const std::string& exclude_pod) const {
+  return Snapshots({node}, exclude_pod).front();
+}
+
+std::vector<std::shared_ptr<const NodeState>> ClusterView::Snapshots(
+    const std::vector<std::string_view>& names, const std::string& exclude_pod) const {
   const absl::Time now = clock_.Now();
+  std::vector<std::shared_ptr<const NodeState>> out(names.size());
   absl::ReaderMutexLock lock(&mu_);
-  auto it = nodes_.find(node);
-  if (it == nodes_.end() || !it->second.info) return nullptr;
-  const NodeEntry& e = it->second;
-  // The cache holds the state with nothing excluded; a pod that holds or reserves something
-  // here (a bind retry) needs its own.
-  bool touches = !exclude_pod.empty() && e.pods.count(exclude_pod) > 0;
-  absl::Time until = absl::InfiniteFuture();
+  // The cache holds each state with nothing excluded; where the excluded pod holds or reserves
+  // something (a bind retry), the node needs a state of its own. Live reservations also bound
+  // how long a cached state stays valid.
+  std::string_view holds_on;
+  if (!exclude_pod.empty()) {
+    if (auto it = pod_node_.find(exclude_pod); it != pod_node_.end()) holds_on = it->second;
+  }
+  struct Reserved {
+    absl::Time until = absl::InfiniteFuture();
+    bool excluded = false;
+  };
+  absl::flat_hash_map<std::string_view, Reserved> reserved;
   for (const auto& [uid, r] : reservations_) {
-    if (r.node != node || r.expires <= now) continue;
-    touches = touches || r.pod == exclude_pod;
-    until = std::min(until, r.expires);
+    if (r.expires <= now) continue;
+    Reserved& here = reserved[r.node];
+    here.until = std::min(here.until, r.expires);
+    here.excluded = here.excluded || (!exclude_pod.empty() && r.pod == exclude_pod);
   }
-  if (touches) {
-    std::optional<NodeState> st = StateLocked(node, exclude_pod, nullptr, now);
-    if (!st) return nullptr;
-    st->memo = std::make_shared<DecisionMemo>();
-    return std::make_shared<const NodeState>(std::move(*st));
-  }
+  std::vector<const NodeEntry*> entries(names.size(), nullptr);
+  std::vector<size_t> fresh;  // indices whose state must be computed
   {
     absl::MutexLock cl(&cache_mu_);
-    if (e.cached && now < e.cached_until) return e.cached;
+    for (size_t i = 0; i < names.size(); ++i) {
+      auto it = nodes_.find(absl::string_view(names[i].data(), names[i].size()));
+      if (it == nodes_.end() || !it->second.info) continue;
+      entries[i] = &it->second;
+      const auto r = reserved.find(names[i]);
+      const bool own = names[i] == holds_on || (r != reserved.end() && r->second.excluded);
+      if (!own && it->second.cached && now < it->second.cached_until) {
+        out[i] = it->second.cached;
+      } else {
+        fresh.push_back(i);
+      }
+    }
   }
-  std::optional<NodeState> st = StateLocked(node, "", nullptr, now);
-  if (!st) return nullptr;
-  st->memo = std::make_shared<DecisionMemo>();
-  auto shared = std::make_shared<const NodeState>(std::move(*st));
-  absl::MutexLock cl(&cache_mu_);
-  e.cached = shared;
-  e.cached_until = until;
-  return shared;
+  for (size_t i : fresh) {
+    const std::string name(names[i]);
+    const auto r = reserved.find(names[i]);
+    const bool own = names[i] == holds_on || (r != reserved.end() && r->second.excluded);
+    std::optional<NodeState> st = StateLocked(name, own ? exclude_pod : "", nullptr, now);
+    if (!st) continue;
+    st->memo = std::make_shared<DecisionMemo>();
+    out[i] = std::make_shared<const NodeState>(std::move(*st));
+    if (own) continue;
+    absl::MutexLock cl(&cache_mu_);
+    entries[i]->cached = out[i];
+    entries[i]->cached_until = r == reserved.end() ? absl::InfiniteFuture() : r->second.until;
+  }
+  return out;
 }
 
 absl::StatusOr<Choice> ClusterView::ChooseAndReserve(const std::string& node, const PodInfo& pod,

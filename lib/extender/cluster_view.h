@@ -16,10 +16,12 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <tuple>
 #include <unordered_map>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
@@ -119,6 +121,10 @@ class ClusterView {
   // `exclude_pod` as for State(); null: node unknown.
   std::shared_ptr<const NodeState> Snapshot(const std::string& node,
                                             const std::string& exclude_pod = "") const;
+  // Snapshot() of each of `nodes` (null where unknown), in their order: one lock and one pass
+  // over the reservations for a whole filter or prioritize call.
+  std::vector<std::shared_ptr<const NodeState>> Snapshots(
+      const std::vector<std::string_view>& nodes, const std::string& exclude_pod = "") const;
 
   // Best-fit choice for `pod` on `node` (lib/topology, as the device plugin chooses), reserved
   // until the pod shows the IDs or `ttl` passes. A live reservation of the same pod on the same
@@ -165,7 +171,9 @@ class ClusterView {
   mutable absl::Mutex mu_;
   // Guards NodeEntry::cached / cached_until, which readers (holding mu_ shared) fill in.
   mutable absl::Mutex cache_mu_ ABSL_ACQUIRED_AFTER(mu_);
-  std::unordered_map<std::string, NodeEntry> nodes_ ABSL_GUARDED_BY(mu_);
+  // Open addressing: filter looks up hundreds of names per call, and a node-based table cost
+  // several cache misses per name.
+  absl::flat_hash_map<std::string, NodeEntry> nodes_ ABSL_GUARDED_BY(mu_);
   std::unordered_map<std::string, std::string> pod_node_ ABSL_GUARDED_BY(mu_);      // key -> node
   std::unordered_map<std::string, Reservation> reservations_ ABSL_GUARDED_BY(mu_);  // by uid
 };

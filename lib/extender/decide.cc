@@ -40,8 +40,13 @@ absl::StatusOr<Policy> ParsePolicy(const std::string& s) {
       absl::StrCat("policy must be binpack or spread, got \"", s, "\""));
 }
 
-Verdict Evaluate(const NodeState* st, const NeuronRequest& req) {
-  if (st == nullptr || !st->memo) return Decide(st, req);
+namespace {
+
+// The verdict on `st` for `req`: from the snapshot's memo when it has one (a reference into
+// it: memo entries are never changed or erased while the snapshot lives), else computed into
+// `scratch`.
+const Verdict& VerdictFor(const NodeState* st, const NeuronRequest& req, Verdict& scratch) {
+  if (st == nullptr || !st->memo) return scratch = Decide(st, req);
   DecisionMemo& m = *st->memo;
   const std::pair<int64_t, int64_t> key{req.devices, req.cores};
   {
@@ -50,8 +55,14 @@ Verdict Evaluate(const NodeState* st, const NeuronRequest& req) {
   }
   Verdict v = Decide(st, req);
   absl::MutexLock lock(&m.mu);
-  m.verdicts.emplace(key, v);
-  return v;
+  return m.verdicts.emplace(key, std::move(v)).first->second;
+}
+
+}  // namespace
+
+Verdict Evaluate(const NodeState* st, const NeuronRequest& req) {
+  Verdict scratch;
+  return VerdictFor(st, req, scratch);
 }
 
 int Score(const NodeState& st, const NeuronRequest& req, Policy policy) {
@@ -149,24 +160,26 @@ int ComputeScore(const NodeState& st, const NeuronRequest& req, Policy policy) {
 FilterResult Filter(const ClusterView& view, const ExtenderArgs& args,
                     std::vector<std::string>* categories) {
   FilterResult r;
-  const std::vector<std::string> names = args.CandidateNames();
+  const std::vector<std::string_view> names = args.CandidateNames();
+  const bool ours = args.pod.request.Any();
+  const std::vector<std::shared_ptr<const NodeState>> states =
+      ours ? view.Snapshots(names, args.pod.Key())
+           : std::vector<std::shared_ptr<const NodeState>>();
+  static const Verdict kFits{true, false, "", "fits"};
   std::vector<bool> pass(names.size(), false);
+  Verdict scratch;
   for (size_t i = 0; i < names.size(); ++i) {
-    Verdict v;
-    if (!args.pod.request.Any()) {
-      v = Verdict{true, false, "", "fits"};
-    } else {
-      std::shared_ptr<const NodeState> st = view.Snapshot(names[i], args.pod.Key());
-      v = Evaluate(st.get(), args.pod.request);
-    }
+    const Verdict& v = ours ? VerdictFor(states[i].get(), args.pod.request, scratch) : kFits;
     if (categories) categories->push_back(v.category);
     pass[i] = v.fits;
-    if (!v.fits) (v.unresolvable ? r.failed_unresolvable : r.failed)[names[i]] = v.reason;
+    if (!v.fits) {
+      (v.unresolvable ? r.failed_unresolvable : r.failed).emplace(std::string(names[i]), v.reason);
+    }
   }
   if (args.node_names) {
     r.node_names.emplace();
     for (size_t i = 0; i < names.size(); ++i) {
-      if (pass[i]) r.node_names->push_back(names[i]);
+      if (pass[i]) r.node_names->emplace_back(names[i]);
     }
   } else {
     r.nodes.emplace();
@@ -179,15 +192,18 @@ FilterResult Filter(const ClusterView& view, const ExtenderArgs& args,
 
 std::vector<HostPriority> Prioritize(const ClusterView& view, const ExtenderArgs& args,
                                      Policy policy) {
+  const std::vector<std::string_view> names = args.CandidateNames();
   std::vector<HostPriority> out;
-  for (const std::string& name : args.CandidateNames()) {
-    int score = 0;
-    if (args.pod.request.Any()) {
-      if (std::shared_ptr<const NodeState> st = view.Snapshot(name, args.pod.Key())) {
-        score = Score(*st, args.pod.request, policy);
-      }
-    }
-    out.push_back(HostPriority{name, score});
+  out.reserve(names.size());
+  if (!args.pod.request.Any()) {
+    for (std::string_view name : names) out.push_back(HostPriority{std::string(name), 0});
+    return out;
+  }
+  const std::vector<std::shared_ptr<const NodeState>> states =
+      view.Snapshots(names, args.pod.Key());
+  for (size_t i = 0; i < names.size(); ++i) {
+    const int score = states[i] ? Score(*states[i], args.pod.request, policy) : 0;
+    out.push_back(HostPriority{std::string(names[i]), score});
   }
   return out;
 }

@@ -6,6 +6,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "lib/base/json_escape.h"
 #include "lib/base/json_scanner.h"
 
 namespace neuron::extender {
@@ -41,12 +42,6 @@ absl::StatusOr<json> ParseObject(std::string_view body, const std::string& type)
   if (!j.ok()) return j.status();
   if (!j->is_object()) return Invalid(absl::StrCat(type, " must be a JSON object"));
   return j;
-}
-
-json StringMap(const std::map<std::string, std::string>& m) {
-  json out = json::object();
-  for (const auto& [k, v] : m) out[k] = v;
-  return out;
 }
 
 }  // namespace
@@ -89,10 +84,11 @@ const json* FindKey(const json& obj, std::string_view key) {
   return nullptr;
 }
 
-std::vector<std::string> ExtenderArgs::CandidateNames() const {
-  if (node_names) return *node_names;
-  std::vector<std::string> out;
-  if (nodes) {
+std::vector<std::string_view> ExtenderArgs::CandidateNames() const {
+  std::vector<std::string_view> out;
+  if (node_names) {
+    out.assign(node_names->begin(), node_names->end());
+  } else if (nodes) {
     out.reserve(nodes->size());
     for (const RawNode& n : *nodes) out.push_back(n.name);
   }
@@ -135,7 +131,8 @@ bool ScanStringList(JsonScanner& s, const std::string& what,
 }
 
 // A JSON object of string values (or null: empty).
-bool ScanStringMap(JsonScanner& s, const std::string& what, std::map<std::string, std::string>* out) {
+bool ScanStringMap(JsonScanner& s, const std::string& what,
+                   std::map<std::string, std::string>* out) {
   out->clear();
   if (s.ConsumeNull()) return true;
   JsonScanner::Type t;
@@ -183,8 +180,7 @@ bool ScanNodeItem(JsonScanner& s, std::string_view body, RawNode* out) {
 }
 
 // A v1.NodeList: only its items matter (or null: no list).
-bool ScanNodeList(JsonScanner& s, std::string_view body,
-                  std::optional<std::vector<RawNode>>* out) {
+bool ScanNodeList(JsonScanner& s, std::string_view body, std::optional<std::vector<RawNode>>* out) {
   if (s.ConsumeNull()) {
     out->reset();
     return true;
@@ -275,18 +271,40 @@ absl::StatusOr<ExtenderArgs> DecodeExtenderArgs(std::string_view body) {
   return args;
 }
 
+namespace {
+
+// Hand-written encoders: a filter or prioritize answer names hundreds of nodes, and building a
+// tree first cost more than the decision.
+void AppendStringMap(std::string& out, const std::map<std::string, std::string>& m) {
+  out += '{';
+  bool first = true;
+  for (const auto& [k, v] : m) {
+    if (!first) out += ',';
+    first = false;
+    AppendJsonString(out, k);
+    out += ':';
+    AppendJsonString(out, v);
+  }
+  out += '}';
+}
+
+}  // namespace
+
 std::string EncodeFilterResult(const FilterResult& r) {
-  json rest = json::object();
-  rest["NodeNames"] = r.node_names ? json(*r.node_names) : json(nullptr);
-  rest["FailedNodes"] = StringMap(r.failed);
-  rest["FailedAndUnresolvableNodes"] = StringMap(r.failed_unresolvable);
-  rest["Error"] = r.error;
-  const std::string tail = rest.dump(-1, ' ', false, json::error_handler_t::replace);
-  std::string out = "{\"Nodes\":";
+  size_t size = 128;
   if (r.nodes) {
-    size_t size = tail.size() + 64;
     for (std::string_view n : *r.nodes) size += n.size() + 1;
-    out.reserve(size);
+  }
+  if (r.node_names) {
+    for (const std::string& n : *r.node_names) size += n.size() + 3;
+  }
+  for (const auto* m : {&r.failed, &r.failed_unresolvable}) {
+    for (const auto& [k, v] : *m) size += k.size() + v.size() + 6;
+  }
+  std::string out;
+  out.reserve(size);
+  out += "{\"Nodes\":";
+  if (r.nodes) {
     out += "{\"metadata\":{},\"items\":[";
     for (size_t i = 0; i < r.nodes->size(); ++i) {
       if (i) out += ',';
@@ -296,8 +314,24 @@ std::string EncodeFilterResult(const FilterResult& r) {
   } else {
     out += "null";
   }
-  out += ',';
-  out.append(tail, 1, std::string::npos);  // the other members, after their '{'
+  out += ",\"NodeNames\":";
+  if (r.node_names) {
+    out += '[';
+    for (size_t i = 0; i < r.node_names->size(); ++i) {
+      if (i) out += ',';
+      AppendJsonString(out, (*r.node_names)[i]);
+    }
+    out += ']';
+  } else {
+    out += "null";
+  }
+  out += ",\"FailedNodes\":";
+  AppendStringMap(out, r.failed);
+  out += ",\"FailedAndUnresolvableNodes\":";
+  AppendStringMap(out, r.failed_unresolvable);
+  out += ",\"Error\":";
+  AppendJsonString(out, r.error);
+  out += '}';
   return out;
 }
 
@@ -332,9 +366,19 @@ absl::StatusOr<FilterResult> DecodeFilterResult(std::string_view body) {
 }
 
 std::string EncodeHostPriorityList(const std::vector<HostPriority>& list) {
-  json out = json::array();
-  for (const HostPriority& h : list) out.push_back({{"Host", h.host}, {"Score", h.score}});
-  return out.dump(-1, ' ', false, json::error_handler_t::replace);
+  std::string out;
+  out.reserve(list.size() * 64 + 2);
+  out += '[';
+  for (size_t i = 0; i < list.size(); ++i) {
+    if (i) out += ',';
+    out += "{\"Host\":";
+    AppendJsonString(out, list[i].host);
+    out += ",\"Score\":";
+    out += std::to_string(list[i].score);
+    out += '}';
+  }
+  out += ']';
+  return out;
 }
 
 absl::StatusOr<std::vector<HostPriority>> DecodeHostPriorityList(std::string_view body) {

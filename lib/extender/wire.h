@@ -45,8 +45,8 @@ struct ExtenderArgs {
   // the decoded body, valid while it lives.
   std::optional<std::vector<std::string>> node_names;
   std::optional<std::vector<RawNode>> nodes;
-  // The candidate names in either mode, in request order.
-  std::vector<std::string> CandidateNames() const;
+  // The candidate names in either mode, in request order (views into this object).
+  std::vector<std::string_view> CandidateNames() const;
 };
 absl::StatusOr<ExtenderArgs> DecodeExtenderArgs(std::string_view body);
 

@@ -43,7 +43,7 @@ TEST_CASE("ExtenderArgs in full Nodes mode, keys in any case", "[extender][wire]
   CHECK(a->pod.ns == "default");
   REQUIRE(a->nodes);
   CHECK(a->nodes->size() == 1);
-  CHECK(a->CandidateNames() == std::vector<std::string>{"n1"});
+  CHECK(a->CandidateNames() == std::vector<std::string_view>{"n1"});
   CHECK(a->nodes->front().json == body["nodes"]["items"][0].dump());
 }
 
@@ -59,7 +59,7 @@ TEST_CASE("Node items are kept as their exact text, escapes and spacing included
   CHECK((*a->nodes)[0].name == "n1");
   CHECK((*a->nodes)[0].json == item1);
   CHECK((*a->nodes)[1].json == item2);
-  CHECK(a->CandidateNames() == std::vector<std::string>{"n1", "n2"});
+  CHECK(a->CandidateNames() == std::vector<std::string_view>{"n1", "n2"});
 }
 
 TEST_CASE("ExtenderArgs keys repeat as in Go: the last one wins", "[extender][wire]") {

@@ -22,7 +22,7 @@ void FuzzOne(std::string_view in) {
       r.nodes.emplace();
       for (const RawNode& n : *args->nodes) r.nodes->push_back(n.json);
     }
-    for (const std::string& n : args->CandidateNames()) r.failed[n] = "fuzz";
+    for (std::string_view n : args->CandidateNames()) r.failed[std::string(n)] = "fuzz";
     // Echoed Node texts must come back exactly, and the names with them.
     const std::string encoded = EncodeFilterResult(r);
     auto back = DecodeFilterResult(encoded);

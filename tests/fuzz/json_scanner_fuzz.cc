@@ -1,7 +1,8 @@
 // File: tests/fuzz/json_scanner_fuzz.cc
 // Differential fuzzing of JsonScanner against nlohmann's full parser: both must agree on whether
 // a document is valid JSON, a skipped value's text must parse to the same tree, and every read
-// must end in a value or a recorded error, never a crash. The scanner is lenient where Go is
+// must end in a value or a recorded error, never a crash; any bytes escaped by AppendJsonString
+// must read back as valid JSON. The scanner is lenient where Go is
 // (invalid UTF-8, lone surrogates), so inputs with bytes >= 0x80 or \u escapes only check safety;
 // so do inputs with NUL bytes, where nlohmann stops reading and we (like Go) do not.
 #include <cstddef>
@@ -10,6 +11,7 @@
 #include <string>
 #include <string_view>
 
+#include "lib/base/json_escape.h"
 #include "lib/base/json_scanner.h"
 #include "nlohmann/json.hpp"
 
@@ -47,9 +49,15 @@ void Walk(JsonScanner& s, int budget) {
       if (!s.EnterArray()) return;
       while (s.NextItem()) Walk(s, budget - 1);
       return;
-    case JsonScanner::Type::kString: s.ReadStringView(&str); return;
-    case JsonScanner::Type::kBool: s.ReadBool(&b); return;
-    case JsonScanner::Type::kNull: s.ConsumeNull(); return;
+    case JsonScanner::Type::kString:
+      s.ReadStringView(&str);
+      return;
+    case JsonScanner::Type::kBool:
+      s.ReadBool(&b);
+      return;
+    case JsonScanner::Type::kNull:
+      s.ConsumeNull();
+      return;
     case JsonScanner::Type::kNumber:
       if (!s.ReadInt64(&i)) return;
       return;
@@ -71,6 +79,15 @@ void FuzzOne(std::string_view in) {
   }
   const bool inside = raw.data() >= in.data() && raw.data() + raw.size() <= in.data() + in.size();
   if (valid && (raw.empty() || !inside)) std::abort();
+  // Any bytes written as a JSON string read back as valid JSON; valid UTF-8 exactly.
+  std::string quoted;
+  AppendJsonString(quoted, in);
+  JsonScanner reader(quoted);
+  std::string back;
+  if (!reader.ReadString(&back) || !reader.AtEnd()) std::abort();
+  if (!nlohmann::json::accept(quoted)) std::abort();
+  if (nlohmann::json::parse(quoted).get<std::string>() != back) std::abort();
+
   JsonScanner walker(in);
   Walk(walker, 200);
   if (!walker.ok() && walker.error().ok()) std::abort();

@@ -7,6 +7,7 @@
 
 #include "absl/strings/numbers.h"
 #include "lib/base/logging.h"
+#include "lib/base/process_init.h"
 #include "lib/base/signals.h"
 #include "spdlog/spdlog.h"
 #include "tests/fakes/apiserver/fake_apiserver.h"
@@ -21,6 +22,7 @@ constexpr char kUsage[] =
 }  // namespace
 
 int main(int argc, char** argv) {
+  neuron::InitProcess();
   absl::Notification& shutdown = neuron::ShutdownOnSignals();
   std::string listen = "127.0.0.1:0";
   std::string level = "info";

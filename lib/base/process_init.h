@@ -1,0 +1,13 @@
+// File: lib/base/process_init.h
+// Process-wide settings every binary applies first thing in main().
+#pragma once
+
+namespace neuron {
+
+// Turns off absl::Mutex deadlock detection. Debian's Abseil is built with it on: every nested
+// acquisition updates one global lock-order graph under one global lock, 7x the cost of the
+// locks themselves and a point where all threads serialize. Tests keep it on (it catches
+// lock-order inversions there); shipped binaries do not pay for it.
+void InitProcess();
+
+}  // namespace neuron

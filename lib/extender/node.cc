@@ -168,6 +168,23 @@ NodeInfo ParseNode(const json& node) {
   return info;
 }
 
+const JsonKeep& NodeFields() {
+  static const JsonKeep* keep = [] {
+    const JsonKeep ours = JsonKeep::Of(
+        {{deviceplugin::kNeuronResource, {}}, {deviceplugin::kNeuronCoreResource, {}}});
+    JsonKeep labels = JsonKeep::Of({{kInstanceTypeLabel, {}}, {kInstanceTypeBetaLabel, {}}});
+    labels.prefixes.emplace_back(kNfdPrefix, JsonKeep{});
+    auto* k = new JsonKeep(JsonKeep::Of({
+        {"metadata",
+         JsonKeep::Of(
+             {{"name", {}}, {"uid", {}}, {"resourceVersion", {}}, {"labels", std::move(labels)}})},
+        {"status", JsonKeep::Of({{"allocatable", ours}, {"capacity", ours}})},
+    }));
+    return k;
+  }();
+  return *keep;
+}
+
 void TrimNode(json& node) {
   if (!node.is_object()) return;
   json out = json::object();

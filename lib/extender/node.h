@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "lib/base/json_prune.h"
 #include "lib/topology/topology.h"
 #include "nlohmann/json.hpp"
 
@@ -43,6 +44,9 @@ struct NodeInfo {
 };
 
 NodeInfo ParseNode(const nlohmann::json& node);
+
+// The parts of a Node that ParseNode reads (for pruned list parsing; lib/base/json_prune.h).
+const JsonKeep& NodeFields();
 
 // Shrinks a Node object in place to what ParseNode reads.
 void TrimNode(nlohmann::json& node);

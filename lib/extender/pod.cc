@@ -148,6 +148,28 @@ absl::StatusOr<PodInfo> ParsePod(const json& pod) {
   return p;
 }
 
+const JsonKeep& PodFields() {
+  static const JsonKeep* keep = [] {
+    const JsonKeep container = JsonKeep::Of({{"resources", {}}, {"restartPolicy", {}}});
+    auto* k = new JsonKeep(JsonKeep::Of({
+        {"metadata",
+         JsonKeep::Of({{"name", {}},
+                       {"namespace", {}},
+                       {"uid", {}},
+                       {"resourceVersion", {}},
+                       {"annotations", JsonKeep::Of({{deviceplugin::kAnnotationIds, {}},
+                                                     {deviceplugin::kAnnotationType, {}},
+                                                     {deviceplugin::kAnnotationAllocated, {}}})}})},
+        {"spec", JsonKeep::Of({{"nodeName", {}},
+                               {"containers", JsonKeep::EachItem(container)},
+                               {"initContainers", JsonKeep::EachItem(container)}})},
+        {"status", JsonKeep::Of({{"phase", {}}})},
+    }));
+    return k;
+  }();
+  return *keep;
+}
+
 void TrimPod(json& pod) {
   if (!pod.is_object()) return;
   json out = json::object();

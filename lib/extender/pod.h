@@ -11,6 +11,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "lib/base/json_prune.h"
 #include "nlohmann/json.hpp"
 
 namespace neuron::extender {
@@ -46,6 +47,9 @@ absl::StatusOr<NeuronRequest> EffectiveRequest(const nlohmann::json& spec);
 
 // A v1.Pod object -> PodInfo. InvalidArgument on wrong types or bad quantities.
 absl::StatusOr<PodInfo> ParsePod(const nlohmann::json& pod);
+
+// The parts of a Pod that ParsePod reads (for pruned list parsing; lib/base/json_prune.h).
+const JsonKeep& PodFields();
 
 // Shrinks a Pod object in place to what ParsePod reads (the informer caches this, not the pod).
 void TrimPod(nlohmann::json& pod);

@@ -57,6 +57,10 @@ void ViewFeed::TransformListed(nlohmann::json& item) {
   item = nullptr;  // the typed record is all we keep
 }
 
+const JsonKeep* ViewFeed::ListedFields() const {
+  return source_ == Source::kNodes ? &NodeFields() : &PodFields();
+}
+
 void ViewFeed::OnReplace(std::vector<nlohmann::json> items, const std::string& resource_version) {
   const size_t n = items.size();
   items.clear();

@@ -28,6 +28,7 @@ class ViewFeed : private k8s::ReflectorSink {
 
  private:
   void TransformListed(nlohmann::json& item) override;
+  const JsonKeep* ListedFields() const override;
   void OnReplace(std::vector<nlohmann::json> items, const std::string& resource_version) override;
   void OnEvent(k8s::WatchEvent& ev) override;
 

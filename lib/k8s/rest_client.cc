@@ -1,6 +1,7 @@
 #include "lib/k8s/rest_client.h"
 
 #include "absl/strings/str_cat.h"
+#include "lib/base/json_scanner.h"
 #include "lib/base/status_macros.h"
 #include "lib/k8s/errors.h"
 
@@ -55,6 +56,7 @@ absl::StatusOr<ListResult> RestClient::List(const ResourceRef& ref, const std::s
   if (opts.limit > 0) AddParam(path, "limit", absl::StrCat(opts.limit));
   AddParam(path, "continue", opts.continue_token);
   AddParam(path, "resourceVersion", opts.resource_version);
+  if (opts.keep) return ListPruned(path, *opts.keep);
   NEURON_ASSIGN_OR_RETURN(nlohmann::json j, Call({"GET", path, "", "", {}}));
   if (!j.is_object() || !j.contains("items") || !(j["items"].is_array() || j["items"].is_null())) {
     return absl::DataLossError(absl::StrCat("k8s list ", path, ": no items array"));
@@ -69,6 +71,52 @@ absl::StatusOr<ListResult> RestClient::List(const ResourceRef& ref, const std::s
     out.resource_version = m.value("resourceVersion", "");
     out.continue_token = m.value("continue", "");
   }
+  return out;
+}
+
+absl::StatusOr<ListResult> RestClient::ListPruned(const std::string& path, const JsonKeep& keep) {
+  NEURON_ASSIGN_OR_RETURN(HttpResponse res, transport_->Do({"GET", path, "", "", {}}));
+  NEURON_RETURN_IF_ERROR(StatusFromHttp(res.status, res.body, res.retry_after));
+  const auto lost = [&](const absl::Status& why) {
+    return absl::DataLossError(absl::StrCat("k8s list ", path, ": ", why.message()));
+  };
+  ListResult out;
+  bool has_items = false;
+  JsonScanner s(res.body);
+  std::string_view key;
+  if (s.EnterObject()) {
+    while (s.NextMember(&key)) {
+      if (key == "items" && !s.ConsumeNull()) {
+        has_items = true;
+        if (!s.EnterArray()) break;
+        while (s.NextItem()) {
+          std::string_view raw;
+          if (!s.Skip(&raw)) break;
+          absl::StatusOr<nlohmann::json> item = ParsePruned(raw, keep);
+          if (!item.ok()) return lost(item.status());
+          out.items.push_back(std::move(*item));
+        }
+      } else if (key == "items") {
+        has_items = true;  // null: an empty list
+      } else if (key == "metadata" && !s.ConsumeNull()) {
+        if (!s.EnterObject()) break;
+        while (s.NextMember(&key)) {
+          if (key == "resourceVersion") {
+            s.ReadString(&out.resource_version);
+          } else if (key == "continue") {
+            s.ReadString(&out.continue_token);
+          } else {
+            s.Skip();
+          }
+        }
+      } else {
+        s.Skip();
+      }
+    }
+  }
+  if (s.ok() && !s.AtEnd()) s.Fail("unexpected data after the list");
+  if (!s.ok()) return lost(s.error());
+  if (!has_items) return absl::DataLossError(absl::StrCat("k8s list ", path, ": no items array"));
   return out;
 }
 

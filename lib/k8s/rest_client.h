@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "lib/base/json_prune.h"
 #include "lib/k8s/resource.h"
 #include "lib/k8s/transport.h"
 #include "lib/k8s/watch_decoder.h"
@@ -25,6 +26,9 @@ struct ListOptions {
   int64_t limit = 0;  // 0 = server default (all)
   std::string continue_token{};
   std::string resource_version{};  // "" = most recent (quorum read)
+  // If set, each item is parsed only as far as this describes (lib/base/json_prune.h): the
+  // page is scanned, never built whole. For readers that keep a few fields of large lists.
+  const JsonKeep* keep = nullptr;
 };
 
 struct ListResult {
@@ -104,6 +108,7 @@ class RestClient {
   absl::StatusOr<nlohmann::json> GetPath(const std::string& path);
 
  private:
+  absl::StatusOr<ListResult> ListPruned(const std::string& path, const JsonKeep& keep);
   absl::StatusOr<nlohmann::json> Call(const HttpRequest& req);
 
   std::shared_ptr<Transport> transport_{};

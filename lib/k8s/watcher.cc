@@ -43,6 +43,7 @@ absl::Status Reflector::ListAndReplace() {
   lo.label_selector = opts_.label_selector;
   lo.field_selector = opts_.field_selector;
   lo.limit = opts_.page_size;
+  lo.keep = sink_.ListedFields();
   // Page by page, so the sink can trim each page before the next arrives.
   ListResult all;
   bool first = true;

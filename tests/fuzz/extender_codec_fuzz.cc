@@ -4,15 +4,27 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
+#include <map>
+#include <string>
 #include <string_view>
 #include <vector>
 
+#include "lib/base/json_escape.h"
+#include "lib/base/json_scanner.h"
 #include "lib/extender/cluster_view.h"
 #include "lib/extender/node.h"
 #include "lib/extender/wire.h"
 
 namespace neuron::extender {
 namespace {
+
+std::string AsJsonCarries(std::string_view s) {
+  std::string quoted, back;
+  AppendJsonString(quoted, s);
+  JsonScanner scan(quoted);
+  if (!scan.ReadString(&back)) std::abort();
+  return back;
+}
 
 void FuzzOne(std::string_view in) {
   if (auto args = DecodeExtenderArgs(in); args.ok()) {
@@ -22,11 +34,16 @@ void FuzzOne(std::string_view in) {
       r.nodes.emplace();
       for (const RawNode& n : *args->nodes) r.nodes->push_back(n.json);
     }
-    for (std::string_view n : args->CandidateNames()) r.failed[std::string(n)] = "fuzz";
+    std::map<std::string, std::string>
+        expected;  // names as JSON carries them (U+FFFD for bad UTF-8)
+    for (std::string_view n : args->CandidateNames()) {
+      r.failed[std::string(n)] = "fuzz";
+      expected[AsJsonCarries(n)] = "fuzz";
+    }
     // Echoed Node texts must come back exactly, and the names with them.
     const std::string encoded = EncodeFilterResult(r);
     auto back = DecodeFilterResult(encoded);
-    if (!back.ok() || back->failed != r.failed || back->nodes != r.nodes) std::abort();
+    if (!back.ok() || back->failed != expected || back->nodes != r.nodes) std::abort();
     if (args->pod.request.devices < 0 || args->pod.request.cores < 0 ||
         args->pod.request.devices > kMaxRequest || args->pod.request.cores > kMaxRequest) {
       std::abort();
@@ -53,6 +70,24 @@ void FuzzOne(std::string_view in) {
     view.UpsertPod(pod);
     const NodeInfo a = ParseNode(*obj), b = ParseNode(node);
     if (a.name != b.name || a.shape != b.shape) std::abort();
+    // Lists are parsed pruned to what the parsers read: they must read the same from it.
+    if (auto pruned = ParsePruned(in, NodeFields()); pruned.ok()) {
+      const NodeInfo c = ParseNode(*pruned);
+      if (c.name != a.name || c.shape != a.shape || c.alloc_devices != a.alloc_devices ||
+          c.alloc_cores != a.alloc_cores || c.source != a.source) {
+        std::abort();
+      }
+    }  // (nlohmann stops at a NUL byte and accepts what follows; the scanner does not)
+    if (auto pruned = ParsePruned(in, PodFields()); pruned.ok()) {
+      auto full = ParsePod(*obj), cut = ParsePod(*pruned);
+      if (full.ok() != cut.ok()) std::abort();
+      if (full.ok() && (full->Key() != cut->Key() || full->uid != cut->uid ||
+                        full->node_name != cut->node_name || full->phase != cut->phase ||
+                        !(full->request == cut->request) || full->ids != cut->ids ||
+                        full->type != cut->type || full->has_ids != cut->has_ids)) {
+        std::abort();
+      }
+    }
     for (const std::string& name :
          view.node_count() ? std::vector<std::string>{a.name} : std::vector<std::string>{}) {
       (void)view.DebugNode(name);

@@ -168,8 +168,9 @@ json Present(const ResourceType& t, json obj) {
   return obj;
 }
 
-std::string EncodeContinue(int64_t rv, const std::string& last_key) {
-  json tok = {{"v", "meta.k8s.io/v1"}, {"rv", rv}, {"start", last_key}};
+// `served`: items on this and earlier pages (ours; upstream's token has no such field).
+std::string EncodeContinue(int64_t rv, const std::string& last_key, int64_t served) {
+  json tok = {{"v", "meta.k8s.io/v1"}, {"rv", rv}, {"start", last_key}, {"served", served}};
   return absl::WebSafeBase64Escape(tok.dump());
 }
 }  // namespace
@@ -194,6 +195,7 @@ HttpResponse ApiCore::List(const ResourcePath& rp, const HttpRequest& req) {
   // Simplification: lists always serve the current state; resourceVersion/resourceVersionMatch
   // are ignored (upstream can serve from the watch cache or an exact etcd revision).
   int64_t list_rv = store_.rv();
+  int64_t served_before = 0;
   if (const std::string cont = req.Param("continue"); !cont.empty()) {
     std::string raw;
     json tok;
@@ -212,6 +214,9 @@ HttpResponse ApiCore::List(const ResourcePath& rp, const HttpRequest& req) {
     }
     list_rv = tok["rv"].get<int64_t>();
     after = tok["start"].get<std::string>();
+    if (tok.contains("served") && tok["served"].is_number_integer()) {
+      served_before = tok["served"].get<int64_t>();
+    }
     if (after.rfind(prefix, 0) != 0) throw BadRequest("continue key is not valid");
   }
   // Walk the ordered store from the page's start and stop as soon as the page is full, so a
@@ -240,12 +245,19 @@ HttpResponse ApiCore::List(const ResourcePath& rp, const HttpRequest& req) {
   }
   json meta = {{"resourceVersion", std::to_string(list_rv)}};
   if (more) {
-    meta["continue"] = EncodeContinue(list_rv, last_key);
+    meta["continue"] = EncodeContinue(list_rv, last_key, served_before + count);
     // As upstream: the count is reported only for unfiltered lists (it is exact then).
     if (!filtered) {
-      int64_t remaining = 0;
-      for (; it != objects.end() && absl::StartsWith(it->first, prefix); ++it) ++remaining;
-      meta["remainingItemCount"] = remaining;
+      PrefixCount& pc = prefix_counts_[prefix];
+      if (pc.rv != store_.rv()) {  // counted once per revision, not once per page
+        pc.rv = store_.rv();
+        pc.count = 0;
+        for (auto c = objects.lower_bound(prefix);
+             c != objects.end() && absl::StartsWith(c->first, prefix); ++c) {
+          ++pc.count;
+        }
+      }
+      meta["remainingItemCount"] = std::max<int64_t>(0, pc.count - served_before - count);
     }
   }
   HttpResponse r;

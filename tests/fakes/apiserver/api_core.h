@@ -127,6 +127,13 @@ class ApiCore {
   std::condition_variable cv_;
   Registry registry_;
   Store store_;
+  // Objects under a list prefix, as of a store revision: a paged list's remainingItemCount
+  // without walking the rest of the collection on every page.
+  struct PrefixCount {
+    int64_t rv = -1;
+    int64_t count = 0;
+  };
+  std::map<std::string, PrefixCount> prefix_counts_;
   std::string server_address_ = "127.0.0.1:0";
   uint64_t close_epoch_ = 0;  // CloseWatches() count
   uint64_t kill_epoch_ = 0;   // Compact(true) count

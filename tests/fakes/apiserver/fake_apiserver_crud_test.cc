@@ -220,6 +220,7 @@ TEST_CASE("label and field selectors, paging and expired continue tokens", "[api
   const std::string tok = page1.body["metadata"]["continue"];
   auto page2 = Call(s.port(), "GET", std::string(kPods) + "?limit=2&continue=" + tok);
   CHECK(names(page2.body) == V{"p2", "p3"});
+  CHECK(page2.body["metadata"]["remainingItemCount"] == 1);
   auto page3 = Call(s.port(), "GET",
                     std::string(kPods) + "?limit=2&continue=" +
                         page2.body["metadata"]["continue"].get<std::string>());

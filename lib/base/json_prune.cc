@@ -19,14 +19,6 @@ bool ReadWhole(JsonScanner& s, json* out) {
   return true;
 }
 
-const JsonKeep* KeepFor(const JsonKeep& keep, std::string_view name) {
-  if (auto it = keep.members.find(name); it != keep.members.end()) return &it->second;
-  for (const auto& [prefix, k] : keep.prefixes) {
-    if (name.substr(0, prefix.size()) == prefix) return &k;
-  }
-  return nullptr;
-}
-
 bool ReadPruned(JsonScanner& s, const JsonKeep& keep, json* out) {
   JsonScanner::Type t;
   if (!s.Peek(&t)) return false;
@@ -39,14 +31,14 @@ bool ReadPruned(JsonScanner& s, const JsonKeep& keep, json* out) {
     }
     return s.ok();
   }
-  if (t != JsonScanner::Type::kObject || (keep.members.empty() && keep.prefixes.empty())) {
+  if (t != JsonScanner::Type::kObject || keep.members.empty()) {
     return ReadWhole(s, out);
   }
   *out = json::object();
   std::string_view key;
   if (!s.EnterObject()) return false;
   while (s.NextMember(&key)) {
-    const JsonKeep* k = KeepFor(keep, key);
+    const JsonKeep* k = keep.Find(key);
     if (!k) {
       if (!s.Skip()) return false;
       continue;
@@ -58,6 +50,36 @@ bool ReadPruned(JsonScanner& s, const JsonKeep& keep, json* out) {
 }
 
 }  // namespace
+
+JsonKeep::Member::Member(std::string n, JsonKeep k)
+    : name(std::move(n)), keep(std::make_shared<const JsonKeep>(std::move(k))) {}
+
+JsonKeep::Member JsonKeep::Member::Prefix(std::string prefix, JsonKeep k) {
+  Member m(std::move(prefix), std::move(k));
+  m.prefix = true;
+  return m;
+}
+
+bool JsonKeep::Whole() const { return members.empty() && !items; }
+
+const JsonKeep* JsonKeep::Find(std::string_view name) const {
+  for (const Member& m : members) {  // a handful per level: a scan beats a tree
+    if (m.prefix ? name.substr(0, m.name.size()) == m.name : name == m.name) return m.keep.get();
+  }
+  return nullptr;
+}
+
+JsonKeep JsonKeep::Of(std::vector<Member> m) {
+  JsonKeep k;
+  k.members = std::move(m);
+  return k;
+}
+
+JsonKeep JsonKeep::EachItem(JsonKeep item) {
+  JsonKeep k;
+  k.items = std::make_shared<const JsonKeep>(std::move(item));
+  return k;
+}
 
 absl::StatusOr<json> ParsePruned(std::string_view text, const JsonKeep& keep, int max_depth) {
   JsonScanner s(text, max_depth);

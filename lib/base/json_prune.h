@@ -4,17 +4,16 @@
 // fields costs a dozen small values instead of a few hundred allocations, which is most of
 // what listing 50,000 pods costs.
 //
-// A JsonKeep describes what to keep, mirroring the document: members by exact name or by name
-// prefix, array elements through `items`; a JsonKeep with none of those keeps its value whole.
-// A value whose type does not match its JsonKeep (a string where an object was described) is
-// kept whole, so the reader sees the same wrong type it would have seen in the full tree.
+// A JsonKeep describes what to keep, mirroring the document: object members by exact name or
+// by name prefix, array elements through `items`; a JsonKeep with neither keeps its value
+// whole. A value whose type does not match its JsonKeep (a string where an object was
+// described) is kept whole, so the reader sees the same wrong type it would have seen in the
+// full tree.
 #pragma once
 
-#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
-#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -23,22 +22,27 @@
 namespace neuron {
 
 struct JsonKeep {
-  std::map<std::string, JsonKeep, std::less<>> members;
-  std::vector<std::pair<std::string, JsonKeep>> prefixes;  // members whose name starts so
-  std::shared_ptr<const JsonKeep> items;                   // each element of an array
+  struct Member;
+  std::vector<Member> members;
+  std::shared_ptr<const JsonKeep> items;  // each element of an array
 
-  bool Whole() const { return members.empty() && prefixes.empty() && !items; }
-  // Builders: JsonKeep::Of({{"metadata", JsonKeep::Of({{"name", {}}})}}).
-  static JsonKeep Of(std::map<std::string, JsonKeep, std::less<>> m) {
-    JsonKeep k;
-    k.members = std::move(m);
-    return k;
-  }
-  static JsonKeep EachItem(JsonKeep item) {
-    JsonKeep k;
-    k.items = std::make_shared<const JsonKeep>(std::move(item));
-    return k;
-  }
+  bool Whole() const;
+  // What to keep of the member `name`, or null if it is not kept.
+  const JsonKeep* Find(std::string_view name) const;
+
+  // Builders: JsonKeep::Of({{"metadata", JsonKeep::Of({{"name"}})}, Member::Prefix("x/")}).
+  static JsonKeep Of(std::vector<Member> members);
+  static JsonKeep EachItem(JsonKeep item);
+};
+
+struct JsonKeep::Member {
+  Member(std::string name, JsonKeep keep = {});
+  // Every member whose name starts with `prefix`, each kept as `keep` describes.
+  static Member Prefix(std::string prefix, JsonKeep keep = {});
+
+  std::string name;
+  std::shared_ptr<const JsonKeep> keep;
+  bool prefix = false;
 };
 
 // `text` pruned to `keep`. InvalidArgument (with the byte offset) if `text` is not one valid

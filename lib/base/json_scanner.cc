@@ -84,12 +84,22 @@ bool JsonScanner::Peek(Type* type) {
   SkipSpace();
   if (pos_ >= text_.size()) return Fail("unexpected end of JSON, expected a value");
   switch (text_[pos_]) {
-    case '{': *type = Type::kObject; return true;
-    case '[': *type = Type::kArray; return true;
-    case '"': *type = Type::kString; return true;
+    case '{':
+      *type = Type::kObject;
+      return true;
+    case '[':
+      *type = Type::kArray;
+      return true;
+    case '"':
+      *type = Type::kString;
+      return true;
     case 't':
-    case 'f': *type = Type::kBool; return true;
-    case 'n': *type = Type::kNull; return true;
+    case 'f':
+      *type = Type::kBool;
+      return true;
+    case 'n':
+      *type = Type::kNull;
+      return true;
     default:
       if (text_[pos_] == '-' || IsDigit(text_[pos_])) {
         *type = Type::kNumber;
@@ -191,16 +201,35 @@ bool JsonScanner::ScanString(std::string_view* decoded, bool keep) {
     pos_ += 2;
     char simple = 0;
     switch (e) {
-      case '"': simple = '"'; break;
-      case '\\': simple = '\\'; break;
-      case '/': simple = '/'; break;
-      case 'b': simple = '\b'; break;
-      case 'f': simple = '\f'; break;
-      case 'n': simple = '\n'; break;
-      case 'r': simple = '\r'; break;
-      case 't': simple = '\t'; break;
-      case 'u': break;
-      default: pos_ -= 2; return Fail("invalid escape in a string");
+      case '"':
+        simple = '"';
+        break;
+      case '\\':
+        simple = '\\';
+        break;
+      case '/':
+        simple = '/';
+        break;
+      case 'b':
+        simple = '\b';
+        break;
+      case 'f':
+        simple = '\f';
+        break;
+      case 'n':
+        simple = '\n';
+        break;
+      case 'r':
+        simple = '\r';
+        break;
+      case 't':
+        simple = '\t';
+        break;
+      case 'u':
+        break;
+      default:
+        pos_ -= 2;
+        return Fail("invalid escape in a string");
     }
     if (simple) {
       if (keep) out.push_back(simple);
@@ -350,8 +379,12 @@ bool JsonScanner::Skip(std::string_view* raw) {
       good = ScanNumber(&unused);
       break;
     }
-    case Type::kBool: good = ScanLiteral(text_[pos_] == 't' ? "true" : "false"); break;
-    case Type::kNull: good = ScanLiteral("null"); break;
+    case Type::kBool:
+      good = ScanLiteral(text_[pos_] == 't' ? "true" : "false");
+      break;
+    case Type::kNull:
+      good = ScanLiteral("null");
+      break;
   }
   if (!good || !ok()) return false;
   if (raw) *raw = text_.substr(start, pos_ - start);

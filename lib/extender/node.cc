@@ -172,8 +172,8 @@ const JsonKeep& NodeFields() {
   static const JsonKeep* keep = [] {
     const JsonKeep ours = JsonKeep::Of(
         {{deviceplugin::kNeuronResource, {}}, {deviceplugin::kNeuronCoreResource, {}}});
-    JsonKeep labels = JsonKeep::Of({{kInstanceTypeLabel, {}}, {kInstanceTypeBetaLabel, {}}});
-    labels.prefixes.emplace_back(kNfdPrefix, JsonKeep{});
+    JsonKeep labels = JsonKeep::Of(
+        {{kInstanceTypeLabel}, {kInstanceTypeBetaLabel}, JsonKeep::Member::Prefix(kNfdPrefix)});
     auto* k = new JsonKeep(JsonKeep::Of({
         {"metadata",
          JsonKeep::Of(

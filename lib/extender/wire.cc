@@ -207,8 +207,8 @@ bool ScanNodeList(JsonScanner& s, std::string_view body, std::optional<std::vect
   return s.ok();
 }
 
-// The embedded Pod is small and its semantics (effective requests) live in ParsePod: its text
-// is cut out by the scanner and parsed as a tree. Null leaves `pod` unset.
+// The embedded Pod's semantics (effective requests) live in ParsePod: its text is cut out by
+// the scanner and built only as far as ParsePod reads (PodFields). Null leaves `pod` unset.
 bool ScanPod(JsonScanner& s, std::optional<std::string_view>* pod) {
   if (s.ConsumeNull()) {
     pod->reset();
@@ -222,7 +222,7 @@ bool ScanPod(JsonScanner& s, std::optional<std::string_view>* pod) {
 
 absl::StatusOr<PodInfo> DecodePodText(std::optional<std::string_view> raw) {
   if (!raw) return Invalid("Pod is missing");
-  absl::StatusOr<json> pod = ParseJson(*raw);
+  absl::StatusOr<json> pod = ParsePruned(*raw, PodFields(), kMaxJsonDepth);
   if (!pod.ok()) return pod.status();
   absl::StatusOr<PodInfo> p = ParsePod(*pod);
   if (!p.ok()) return Invalid(absl::StrCat("Pod: ", p.status().message()));

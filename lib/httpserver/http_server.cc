@@ -152,7 +152,9 @@ void HttpServer::Handle(const std::string& method, const std::string& path, Hand
         req.headers.emplace(key, value);
       }
     }
-    req.body = in.body;
+    // Moved, not copied (a full-Nodes extender request is tens of MB): `in` is httplib's own
+    // non-const local, and httplib does not read the body after the handler returns.
+    req.body = std::move(const_cast<httplib::Request&>(in).body);
     Response res = handler(req);
     out.status = res.status;
     for (const auto& [key, value] : res.headers) out.set_header(key, value);

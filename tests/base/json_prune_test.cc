@@ -31,8 +31,7 @@ TEST_CASE("pruned parse keeps exactly what is described", "[json_prune]") {
 }
 
 TEST_CASE("pruned parse: prefixes, whole values, mismatched types", "[json_prune]") {
-  JsonKeep labels;
-  labels.prefixes.emplace_back("feature.node/", JsonKeep{});
+  const JsonKeep labels = JsonKeep::Of({JsonKeep::Member::Prefix("feature.node/")});
   const JsonKeep keep = JsonKeep::Of({{"labels", labels}, {"spec", JsonKeep::Of({{"x", {}}})}});
   auto j = ParsePruned(
       R"({"labels":{"feature.node/a":"1","other":"2","feature.node/b":{"deep":[1]}},"spec":"oops"})",

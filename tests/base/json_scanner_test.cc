@@ -69,9 +69,11 @@ TEST_CASE("json scanner decodes escapes as Go does", "[json_scanner]") {
   };
   CHECK(decode(R"("a\n\t\\\/\"b")") == "a\n\t\\/\"b");
   CHECK(decode(R"("\ud83d\ude00")") == "\xf0\x9f\x98\x80");  // surrogate pair
-  CHECK(decode(R"("\ud83dx")") == "\xef\xbf\xbdx");           // lone high -> U+FFFD
-  CHECK(decode(R"("\ude00")") == "\xef\xbf\xbd");             // lone low -> U+FFFD
-  CHECK(decode(R"("\ud83d\u0041")") == "\xef\xbf\xbd" "A");   // unpaired, next decoded alone
+  CHECK(decode(R"("\ud83dx")") == "\xef\xbf\xbdx");          // lone high -> U+FFFD
+  CHECK(decode(R"("\ude00")") == "\xef\xbf\xbd");            // lone low -> U+FFFD
+  CHECK(decode(R"("\ud83d\u0041")") ==
+        "\xef\xbf\xbd"
+        "A");  // unpaired, next decoded alone
 }
 
 TEST_CASE("json scanner integers follow int64", "[json_scanner]") {
@@ -95,12 +97,48 @@ TEST_CASE("json scanner integers follow int64", "[json_scanner]") {
 }
 
 TEST_CASE("json scanner agrees with a full parser on validity", "[json_scanner]") {
-  const std::vector<std::string> docs = {
-      "{}", "[]", "[1,2]", R"({"a":{"b":[true,false,null]}})", "0", "-0", "-0.5e+10", "\"\"",
-      " [ 1 , { \"a\" : [ ] } ] ", "[1,]", "[,1]", "{\"a\":1,}", "{,}", "{\"a\"}", "{\"a\":}",
-      "{1:2}", "[01]", "[1.]", "[.5]", "[1e]", "[-]", "[tru]", "[nul]", "[\"a]", "[\"\\x\"]",
-      "[\"a\tb\"]", "{\"a\":1 \"b\":2}", "[1] [2]", "", "   ", "[", "]", "{\"a\":1", "[1,2",
-      "\"\\u12\"", "\"\\u12G4\"", "[1 2]", "{\"a\" 1}", "nulll", "true false", "[-01]", "[+1]"};
+  const std::vector<std::string> docs = {"{}",
+                                         "[]",
+                                         "[1,2]",
+                                         R"({"a":{"b":[true,false,null]}})",
+                                         "0",
+                                         "-0",
+                                         "-0.5e+10",
+                                         "\"\"",
+                                         " [ 1 , { \"a\" : [ ] } ] ",
+                                         "[1,]",
+                                         "[,1]",
+                                         "{\"a\":1,}",
+                                         "{,}",
+                                         "{\"a\"}",
+                                         "{\"a\":}",
+                                         "{1:2}",
+                                         "[01]",
+                                         "[1.]",
+                                         "[.5]",
+                                         "[1e]",
+                                         "[-]",
+                                         "[tru]",
+                                         "[nul]",
+                                         "[\"a]",
+                                         "[\"\\x\"]",
+                                         "[\"a\tb\"]",
+                                         "{\"a\":1 \"b\":2}",
+                                         "[1] [2]",
+                                         "",
+                                         "   ",
+                                         "[",
+                                         "]",
+                                         "{\"a\":1",
+                                         "[1,2",
+                                         "\"\\u12\"",
+                                         "\"\\u12G4\"",
+                                         "[1 2]",
+                                         "{\"a\" 1}",
+                                         "nulll",
+                                         "true false",
+                                         "[-01]",
+                                         "[+1]"};
   for (const std::string& d : docs) {
     INFO(d);
     CHECK(ScannerAccepts(d) == nlohmann::json::accept(d));

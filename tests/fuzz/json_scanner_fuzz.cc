@@ -22,10 +22,16 @@ bool Comparable(std::string_view in) {
   for (unsigned char c : in) {
     if (c >= 0x80 || c == 0) return false;  // nlohmann also ends its input at a NUL byte
   }
-  // An exponent can put a number out of double's range: nlohmann then refuses the document,
-  // while the grammar (ours, and Go's json.Valid) accepts it.
-  for (size_t i = 1; i < in.size(); ++i) {
-    if ((in[i] == 'e' || in[i] == 'E') && ((in[i - 1] >= '0' && in[i - 1] <= '9'))) return false;
+  // An exponent or a run of 300+ digits can put a number out of double's range: nlohmann then
+  // refuses the document, while the grammar (ours, and Go's json.Valid) accepts it.
+  size_t digits = 0;
+  for (size_t i = 0; i < in.size(); ++i) {
+    const bool digit = in[i] >= '0' && in[i] <= '9';
+    digits = digit ? digits + 1 : 0;
+    if (digits >= 300) return false;
+    if (i > 0 && (in[i] == 'e' || in[i] == 'E') && in[i - 1] >= '0' && in[i - 1] <= '9') {
+      return false;
+    }
   }
   return in.find("\\u") == std::string_view::npos;
 }

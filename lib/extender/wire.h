@@ -49,6 +49,11 @@ struct ExtenderArgs {
   std::vector<std::string_view> CandidateNames() const;
 };
 absl::StatusOr<ExtenderArgs> DecodeExtenderArgs(std::string_view body);
+// The result holds views into the body: a temporary body would leave them dangling.
+absl::StatusOr<ExtenderArgs> DecodeExtenderArgs(std::string&& body) = delete;
+inline absl::StatusOr<ExtenderArgs> DecodeExtenderArgs(const char* body) {
+  return DecodeExtenderArgs(std::string_view(body));
+}
 
 // ExtenderFilterResult. In NodeNames mode `node_names` is set, in Nodes mode `nodes` (exact
 // Node JSON texts, views into the request body or, when decoded, into the decoded body).
@@ -62,6 +67,7 @@ struct FilterResult {
 std::string EncodeFilterResult(const FilterResult& r);
 // Tests and tools; `nodes` are views into `body`.
 absl::StatusOr<FilterResult> DecodeFilterResult(std::string_view body);
+absl::StatusOr<FilterResult> DecodeFilterResult(std::string&& body) = delete;  // views, as above
 
 // HostPriorityList: [{"Host": name, "Score": 0..10}].
 struct HostPriority {

@@ -38,7 +38,9 @@ TEST_CASE("ExtenderArgs in full Nodes mode, keys in any case", "[extender][wire]
                 {{"metadata", json::object()},
                  {"items", {{{"metadata", {{"name", "n1"}}}, {"status", json::object()}}}}}},
                {"NodeNames", nullptr}};
-  auto a = DecodeExtenderArgs(body.dump());
+  // Decoded node items are views into the request body, so the body must outlive them.
+  const std::string text = body.dump();
+  auto a = DecodeExtenderArgs(text);
   REQUIRE(a.ok());
   CHECK(a->pod.ns == "default");
   REQUIRE(a->nodes);

@@ -1,0 +1,2 @@
+// File: lib/operator/children.cc (placeholder until written)
+#include "lib/operator/children.h"

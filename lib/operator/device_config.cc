@@ -1,0 +1,2 @@
+// File: lib/operator/device_config.cc (placeholder until written)
+#include "lib/operator/device_config.h"

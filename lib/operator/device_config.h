@@ -1,0 +1,86 @@
+// File: lib/operator/device_config.h
+// The DeviceConfig custom resource (k8s.aws, served as v1alpha1 and v1beta1 from one schema):
+// its spec as the operator reads it, parsed from the API object, defaulted and validated.
+// Validation names the field at fault in every error, so a condition can say what to fix.
+// (The C++ namespace is `op`: `operator` is a keyword.)
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "nlohmann/json.hpp"
+
+namespace neuron::op {
+
+inline constexpr char kGroup[] = "k8s.aws";
+inline constexpr char kKind[] = "DeviceConfig";
+inline constexpr char kPlural[] = "deviceconfigs";
+inline constexpr char kStorageVersion[] = "v1beta1";
+inline constexpr char kFinalizer[] = "awslabs.node.kubernetes.io/deviceconfig-finalizer";
+
+// `kmm`: the driver is built/loaded by a KMM Module that also runs the device plugin.
+// `preinstalled`: the node image ships the driver (EKS Neuron AMIs); no Module, and the device
+// plugin runs as the operator's own DaemonSet.
+enum class DriverMode { kKmm, kPreinstalled };
+
+struct DeviceConfigSpec {
+  DriverMode driver_mode = DriverMode::kKmm;
+  std::string drivers_image;
+  std::string driver_version;
+  std::string device_plugin_image;
+  std::string custom_scheduler_image;
+  std::string scheduler_extension_image;
+  std::string dra_driver_image;
+  std::string node_metrics_image;
+  std::string node_agent_image;  // ours; defaulted by the operator (OperatorSettings)
+  std::string image_repo_secret;  // LocalObjectReference name; "" = none
+  std::map<std::string, std::string> selector;  // equality match; empty = every node
+  bool use_in_tree_drivers = false;  // upstream field; accepted, has no effect (see README)
+};
+
+struct DeviceConfig {
+  std::string api_version;  // as read: k8s.aws/v1alpha1 or k8s.aws/v1beta1
+  std::string name;
+  std::string ns;
+  std::string uid;
+  int64_t generation = 0;
+  std::string resource_version;
+  bool deleting = false;  // metadata.deletionTimestamp is set
+  std::vector<std::string> finalizers;
+  absl::Time creation_time;  // metadata.creationTimestamp (for "which came first")
+  DeviceConfigSpec spec;
+
+  bool DraMode() const { return !spec.dra_driver_image.empty(); }
+  bool HasFinalizer() const;
+};
+
+// One problem with a spec: the JSON path of the field ("spec.selector") and what is wrong.
+struct FieldError {
+  std::string field;
+  std::string message;
+};
+
+// Reads the object (either served version). Only a structurally unusable object fails
+// (InvalidArgument: not an object, no metadata.name); a wrong field type becomes a FieldError
+// from Validate, never a crash.
+absl::StatusOr<DeviceConfig> ParseDeviceConfig(const nlohmann::json& obj);
+
+// Every problem with the spec, in field order: required images (v1alpha1: the four of the
+// seed's README; otherwise per mode), the CEL rules (draDriverImage excludes the three
+// scheduler/plugin images; those three are set together or not at all), label-syntax of the
+// selector keys and values, unknown driverMode, driverMode kmm without driverVersion or
+// driversImage. Empty = valid.
+std::vector<FieldError> ValidateDeviceConfig(const DeviceConfig& dc);
+
+// "spec.x: message; spec.y: message" for a condition message.
+std::string JoinFieldErrors(const std::vector<FieldError>& errors);
+
+// Whether `labels` (a Node's) match the equality selector (empty selector matches all).
+bool SelectorMatches(const std::map<std::string, std::string>& selector,
+                     const nlohmann::json& labels);
+
+}  // namespace neuron::op

@@ -12,22 +12,15 @@
 #include "lib/extender/service.h"
 #include "lib/extender/view_feed.h"
 #include "lib/httpserver/http_server.h"
+#include "lib/k8s/client_factory.h"
 #include "lib/k8s/events.h"
-#include "lib/k8s/incluster.h"
-#include "lib/k8s/kubeconfig.h"
-#include "lib/k8s/transport.h"
 #include "lib/metrics/exposition.h"
 #include "prometheus/registry.h"
 
 namespace neuron::extender {
 
 absl::StatusOr<std::shared_ptr<k8s::RestClient>> MakeClient(const std::string& kubeconfig) {
-  absl::StatusOr<k8s::ClientConfig> cfg =
-      kubeconfig.empty() ? k8s::InClusterConfig() : k8s::LoadKubeconfig(kubeconfig);
-  if (!cfg.ok()) return cfg.status();
-  absl::StatusOr<std::shared_ptr<k8s::Transport>> transport = k8s::NewTransport(*cfg);
-  if (!transport.ok()) return transport.status();
-  return std::make_shared<k8s::RestClient>(*transport, cfg->default_namespace);
+  return k8s::MakeClient(kubeconfig);
 }
 
 struct App::State {

@@ -47,6 +47,8 @@ struct Child {
 inline constexpr char kOwnerLabel[] = "k8s.aws/deviceconfig";
 inline constexpr char kManagedByLabel[] = "app.kubernetes.io/managed-by";
 inline constexpr char kManagedByValue[] = "neuron-operator";
+// Which Component an object belongs to (ComponentName), for staged deletion.
+inline constexpr char kComponentLabel[] = "k8s.aws/component";
 std::string OwnerLabelValue(const DeviceConfig& dc);
 
 // The desired objects in apply order (RBAC and config before the workloads that use them).

@@ -1,0 +1,187 @@
+// File: lib/operator/app.cc
+#include "lib/operator/app.h"
+
+#include <unistd.h>
+
+#include <random>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "lib/httpserver/http_server.h"
+#include "lib/k8s/client_factory.h"
+#include "lib/k8s/leader_election.h"
+#include "lib/metrics/exposition.h"
+#include "prometheus/counter.h"
+#include "prometheus/gauge.h"
+#include "prometheus/histogram.h"
+#include "prometheus/registry.h"
+#include "spdlog/spdlog.h"
+
+namespace neuron::op {
+namespace {
+
+std::string DefaultIdentity() {
+  char host[256] = {};
+  gethostname(host, sizeof(host) - 1);
+  std::random_device rd;
+  return absl::StrCat(host, "_", absl::Hex(rd(), absl::kZeroPad8));
+}
+
+// ":8080" -> "0.0.0.0:8080" (Go's spelling of "every address").
+std::string ListenSpec(const std::string& addr) {
+  return !addr.empty() && addr[0] == ':' ? "0.0.0.0" + addr : addr;
+}
+
+}  // namespace
+
+struct App::State {
+  std::shared_ptr<prometheus::Registry> registry = std::make_shared<prometheus::Registry>();
+  prometheus::Family<prometheus::Counter>* passes = nullptr;
+  prometheus::Family<prometheus::Counter>* errors = nullptr;
+  prometheus::Histogram* duration = nullptr;
+  prometheus::Gauge* depth = nullptr;
+  prometheus::Gauge* is_leader = nullptr;
+  std::unique_ptr<k8s::EventRecorder> events;
+  std::unique_ptr<Controller> controller;
+  std::unique_ptr<k8s::LeaderElector> elector;
+  std::thread elector_thread;
+  absl::Notification lost;
+  std::atomic<bool> leading{false};
+  std::unique_ptr<httpserver::HttpServer> health, metrics;
+};
+
+App::App(AppOptions opts, std::shared_ptr<k8s::RestClient> client)
+    : opts_(std::move(opts)), client_(std::move(client)) {}
+
+App::~App() { Stop(); }
+
+bool App::leading() const { return s_ && s_->leading.load(); }
+
+// Ready: serving, and if leading, the caches have listed (a standby replica is ready too:
+// it is doing its job, which is to wait).
+bool App::ready() const {
+  if (!s_) return false;
+  if (!s_->leading.load()) return true;
+  return s_->controller && s_->controller->synced();
+}
+
+int App::health_port() const { return s_ && s_->health ? s_->health->port() : -1; }
+int App::metrics_port() const { return s_ && s_->metrics ? s_->metrics->port() : -1; }
+Controller* App::controller() { return s_ ? s_->controller.get() : nullptr; }
+
+absl::Status App::Start() {
+  if (!client_) {
+    absl::StatusOr<std::shared_ptr<k8s::RestClient>> c = k8s::MakeClient(opts_.kubeconfig);
+    if (!c.ok()) return c.status();
+    client_ = *c;
+  }
+  s_ = std::make_unique<State>();
+  State& s = *s_;
+  s.passes = &prometheus::BuildCounter()
+                  .Name("neuron_operator_reconcile_total")
+                  .Help("Reconcile passes of DeviceConfigs, by result.")
+                  .Register(*s.registry);
+  s.errors = &prometheus::BuildCounter()
+                  .Name("neuron_operator_reconcile_errors_total")
+                  .Help("Reconcile passes that failed and were queued again with backoff.")
+                  .Register(*s.registry);
+  s.duration = &prometheus::BuildHistogram()
+                    .Name("neuron_operator_reconcile_duration_seconds")
+                    .Help("Time of one reconcile pass.")
+                    .Register(*s.registry)
+                    .Add({}, prometheus::Histogram::BucketBoundaries{0.005, 0.01, 0.025, 0.05, 0.1,
+                                                                     0.25, 0.5, 1, 2.5, 5, 10});
+  s.depth = &prometheus::BuildGauge()
+                 .Name("neuron_operator_work_queue_depth")
+                 .Help("DeviceConfig keys waiting for a reconcile pass.")
+                 .Register(*s.registry)
+                 .Add({});
+  s.is_leader = &prometheus::BuildGauge()
+                     .Name("neuron_operator_leader")
+                     .Help("1 while this replica holds the leader lease.")
+                     .Register(*s.registry)
+                     .Add({});
+
+  s.events = std::make_unique<k8s::EventRecorder>(*client_, "neuron-operator");
+  s.controller = std::make_unique<Controller>(
+      *client_, opts_.controller, s.events.get(),
+      [this](const std::string&, absl::Duration took, const absl::Status& st) {
+        s_->passes->Add({{"result", st.ok() ? "success" : "error"}}).Increment();
+        if (!st.ok()) s_->errors->Add({}).Increment();
+        s_->duration->Observe(absl::ToDoubleSeconds(took));
+        s_->depth->Set(static_cast<double>(s_->controller->QueueDepth()));
+      });
+
+  httpserver::ServerOptions hopts;
+  hopts.threads = 2;
+  s.health = std::make_unique<httpserver::HttpServer>(hopts);
+  httpserver::AddHealthEndpoints(*s.health, [this] { return ready(); });
+  s.metrics = std::make_unique<httpserver::HttpServer>(hopts);
+  metrics::ServeMetrics(*s.metrics, {s.registry});
+  if (absl::Status st = s.health->Start(ListenSpec(opts_.health_addr)); !st.ok()) {
+    return absl::Status(st.code(), absl::StrCat("--health-addr: ", st.message()));
+  }
+  if (absl::Status st = s.metrics->Start(ListenSpec(opts_.metrics_addr)); !st.ok()) {
+    return absl::Status(st.code(), absl::StrCat("--metrics-addr: ", st.message()));
+  }
+
+  auto lead = [this] {
+    s_->leading = true;
+    s_->is_leader->Set(1);
+    spdlog::info("leading: starting the DeviceConfig controller");
+    s_->controller->Start();
+  };
+  if (!opts_.leader_elect) {
+    lead();
+    return absl::OkStatus();
+  }
+  k8s::LeaderElectionConfig cfg;
+  cfg.lease_namespace = opts_.controller.settings.ns;
+  cfg.lease_name = opts_.lease_name;
+  cfg.identity = opts_.identity.empty() ? DefaultIdentity() : opts_.identity;
+  cfg.callbacks.on_started_leading = lead;
+  cfg.callbacks.on_stopped_leading = [this] {
+    s_->leading = false;
+    s_->is_leader->Set(0);
+  };
+  cfg.callbacks.on_new_leader = [](const std::string& id) {
+    spdlog::info("leader is identity={}", id);
+  };
+  s.elector = std::make_unique<k8s::LeaderElector>(*client_, cfg);
+  if (absl::Status st = s.elector->Validate(); !st.ok()) return st;
+  spdlog::info("campaigning for lease={}/{} identity={}", cfg.lease_namespace, cfg.lease_name,
+               cfg.identity);
+  s.elector_thread = std::thread([this] {
+    const absl::Status st = s_->elector->Run();
+    if (!st.ok()) {
+      spdlog::error("leader lease lost: {}", st.ToString());
+      s_->lost.Notify();
+    }
+  });
+  return absl::OkStatus();
+}
+
+void App::Stop() {
+  if (!s_) return;
+  if (s_->controller) s_->controller->Stop();  // finish the passes in flight first
+  if (s_->elector) s_->elector->Stop();        // then release the lease
+  if (s_->elector_thread.joinable()) s_->elector_thread.join();
+  if (s_->health) s_->health->Stop();
+  if (s_->metrics) s_->metrics->Stop();
+  s_.reset();
+}
+
+absl::Status App::Run(absl::Notification& stop) {
+  if (absl::Status s = Start(); !s.ok()) return s;
+  while (!stop.WaitForNotificationWithTimeout(absl::Milliseconds(200))) {
+    if (s_->lost.HasBeenNotified()) {
+      Stop();
+      return absl::AbortedError("lost the leader lease; exiting so a restart campaigns again");
+    }
+  }
+  spdlog::info("shutting down");
+  Stop();
+  return absl::OkStatus();
+}
+
+}  // namespace neuron::op

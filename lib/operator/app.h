@@ -1,0 +1,52 @@
+// File: lib/operator/app.h
+// The operator process: health (/healthz, /readyz) and metrics (reconcile count, duration,
+// errors, queue depth) servers, optional Lease leader election, and the Controller while
+// leading. Losing the lease ends Run() with an error (the pod restarts and campaigns again,
+// as client-go operators do), so two replicas never reconcile at once.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/synchronization/notification.h"
+#include "lib/k8s/rest_client.h"
+#include "lib/operator/controller.h"
+
+namespace neuron::op {
+
+struct AppOptions {
+  std::string kubeconfig;  // "" = in-cluster
+  bool leader_elect = false;
+  std::string lease_name = "neuron-operator.k8s.aws";
+  std::string identity;  // "" = hostname + random suffix
+  std::string health_addr = ":8081";
+  std::string metrics_addr = ":8080";
+  ControllerOptions controller;
+};
+
+class App {
+ public:
+  explicit App(AppOptions opts, std::shared_ptr<k8s::RestClient> client = nullptr);
+  ~App();
+
+  // Starts the servers and (after winning the lease, when electing) the controller.
+  absl::Status Start();
+  void Stop();
+  // Start, wait for `stop` or for the lease to be lost, stop. Aborted when the lease was lost.
+  absl::Status Run(absl::Notification& stop);
+
+  bool leading() const;
+  bool ready() const;
+  int health_port() const;
+  int metrics_port() const;
+  Controller* controller();
+
+ private:
+  struct State;
+  AppOptions opts_;
+  std::shared_ptr<k8s::RestClient> client_;
+  std::unique_ptr<State> s_;
+};
+
+}  // namespace neuron::op

@@ -1,0 +1,310 @@
+// File: lib/operator/reconciler.cc
+#include "lib/operator/reconciler.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "lib/base/status_macros.h"
+#include "lib/k8s/conditions.h"
+#include "lib/k8s/errors.h"
+#include "lib/operator/status.h"
+#include "spdlog/spdlog.h"
+
+namespace neuron::op {
+namespace {
+
+using nlohmann::json;
+
+constexpr absl::Duration kDeletionPoll = absl::Seconds(2);
+
+std::string Key(const DeviceConfig& dc) { return absl::StrCat(dc.ns, "/", dc.name); }
+
+std::string ChildNs(const Child& c) {
+  return c.ref.namespaced ? c.object["metadata"].value("namespace", std::string()) : "";
+}
+
+// Two equality selectors can match one node unless they disagree on a key both name.
+bool SelectorsOverlap(const std::map<std::string, std::string>& a,
+                      const std::map<std::string, std::string>& b) {
+  for (const auto& [k, v] : a) {
+    auto it = b.find(k);
+    if (it != b.end() && it->second != v) return false;
+  }
+  return true;
+}
+
+// Where the live object of a child goes in the status inputs.
+void Observe(const Child& c, const DeviceConfig& dc, json live, ObservedState& seen) {
+  const std::string name = c.object["metadata"].value("name", std::string());
+  const std::string kind = c.object.value("kind", std::string());
+  if (kind == "Module") {
+    seen.module = std::move(live);
+  } else if (kind == "Deployment") {
+    (name == dc.name + "-custom-scheduler" ? seen.scheduler : seen.extender) = std::move(live);
+  } else if (kind == "DaemonSet") {
+    switch (c.component) {
+      case Component::kMetrics:
+        seen.metrics_ds = std::move(live);
+        break;
+      case Component::kDra:
+        seen.dra_ds = std::move(live);
+        break;
+      case Component::kDevicePlugin:
+        seen.plugin_ds = std::move(live);
+        break;
+      default:
+        break;
+    }
+  }
+}
+
+bool SameObject(const Child& c, const k8s::ResourceRef& ref, const json& item) {
+  return c.ref.group == ref.group && c.ref.resource == ref.resource &&
+         c.object["metadata"].value("name", "") == item["metadata"].value("name", "");
+}
+
+std::string ConditionStatus(const json& status, const std::string& type) {
+  if (!status.is_object()) return "";
+  auto c = k8s::FindCondition(status.value("conditions", json::array()), type);
+  return c ? c->status : "";
+}
+
+}  // namespace
+
+k8s::ResourceRef DeviceConfigRef() { return {kGroup, kStorageVersion, kPlural, true}; }
+
+Reconciler::Reconciler(k8s::RestClient& client, OperatorSettings settings, NodeLabelsFn node_labels,
+                       k8s::EventRecorder* events, Clock* clock)
+    : client_(client),
+      settings_(std::move(settings)),
+      node_labels_(std::move(node_labels)),
+      events_(events),
+      clock_(clock != nullptr ? *clock : Clock::Real()),
+      discovery_(client) {}
+
+absl::StatusOr<ClusterApis> Reconciler::DiscoverApis() {
+  discovery_.Invalidate();
+  ClusterApis apis;
+  NEURON_ASSIGN_OR_RETURN(apis.kmm, discovery_.IsServed("kmm.sigs.x-k8s.io", "v1beta1", "modules"));
+  NEURON_ASSIGN_OR_RETURN(bool nfd_upstream,
+                          discovery_.IsServed("nfd.k8s-sigs.io", "v1alpha1", "nodefeaturerules"));
+  NEURON_ASSIGN_OR_RETURN(bool nfd_openshift,
+                          discovery_.IsServed("nfd.openshift.io", "v1alpha1", "nodefeaturerules"));
+  // OpenShift's NFD operator serves its own group; prefer it where both are served.
+  apis.nfd_group = nfd_openshift ? "nfd.openshift.io" : nfd_upstream ? "nfd.k8s-sigs.io" : "";
+  NEURON_ASSIGN_OR_RETURN(apis.service_monitor,
+                          discovery_.IsServed("monitoring.coreos.com", "v1", "servicemonitors"));
+  NEURON_ASSIGN_OR_RETURN(apis.dra, discovery_.IsServed("resource.k8s.io", "v1", "deviceclasses"));
+  return apis;
+}
+
+absl::StatusOr<ReconcileResult> Reconciler::Reconcile(const std::string& ns,
+                                                      const std::string& name) {
+  absl::StatusOr<json> got = client_.Get(DeviceConfigRef(), ns, name);
+  if (absl::IsNotFound(got.status())) {
+    // Gone (its finalizer was removed by hand, or it never had one): namespaced children go with
+    // the garbage collector; cluster-scoped ones carry only our label, so remove them here.
+    DeviceConfig gone;
+    gone.ns = ns;
+    gone.name = name;
+    NEURON_ASSIGN_OR_RETURN(ClusterApis apis, DiscoverApis());
+    NEURON_RETURN_IF_ERROR(DeleteChildren(gone, apis, {}, std::nullopt));
+    return ReconcileResult{};
+  }
+  NEURON_RETURN_IF_ERROR(got.status());
+  const json& obj = *got;
+  absl::StatusOr<DeviceConfig> parsed = ParseDeviceConfig(obj);
+  if (!parsed.ok()) {
+    spdlog::error("deviceconfig unreadable key={}/{} error=\"{}\"", ns, name,
+                  std::string(parsed.status().message()));
+    return ReconcileResult{};  // nothing to act on until it changes
+  }
+  const DeviceConfig& dc = *parsed;
+  if (dc.deleting) return Finalize(dc);
+  if (!dc.HasFinalizer()) NEURON_RETURN_IF_ERROR(EnsureFinalizer(obj));
+
+  ObservedState seen;
+  NEURON_ASSIGN_OR_RETURN(seen.apis, DiscoverApis());
+  if (std::vector<FieldError> errors = ValidateDeviceConfig(dc); !errors.empty()) {
+    seen.blocker = Blocker{"InvalidSpec", JoinFieldErrors(errors)};
+  } else {
+    NEURON_ASSIGN_OR_RETURN(std::optional<std::string> other, OverlappingOwner(dc));
+    if (other) {
+      seen.blocker = Blocker{
+          "SelectorOverlap",
+          absl::StrCat("spec.selector can match the same nodes as DeviceConfig ", *other,
+                       ", which was created first: make the selectors disjoint or delete one")};
+    }
+  }
+  NEURON_ASSIGN_OR_RETURN(seen.nodes_matching, CountMatchingNodes(dc));
+
+  if (!seen.blocker) {
+    if (seen.apis.nfd_group.empty()) {
+      seen.warnings.push_back(
+          "NFD is not installed (no NodeFeatureRule API): Neuron nodes are not labelled "
+          "feature.node.kubernetes.io/aws-neuron; install NFD or set spec.selector");
+    }
+    if (dc.DraMode() && !seen.apis.dra) {
+      seen.warnings.push_back("draDriverImage is set but resource.k8s.io/v1 is not served");
+    }
+    const std::vector<Child> children = DesiredChildren(dc, seen.apis, settings_);
+    for (const Child& c : children) {
+      absl::StatusOr<json> live =
+          client_.Apply(c.ref, ChildNs(c), c.object, settings_.field_manager, /*force=*/true);
+      if (!live.ok()) {
+        const std::string what =
+            absl::StrCat(c.object.value("kind", ""), " ", c.object["metadata"].value("name", ""));
+        spdlog::warn("apply failed deviceconfig={} object=\"{}\" error=\"{}\"", Key(dc), what,
+                     std::string(live.status().message()));
+        Emit(obj, k8s::kEventWarning, "ApplyFailed",
+             absl::StrCat(what, ": ", live.status().message()));
+        return live.status();
+      }
+      Observe(c, dc, std::move(*live), seen);
+    }
+    NEURON_RETURN_IF_ERROR(DeleteChildren(dc, seen.apis, children, std::nullopt));
+  }
+
+  const json old_status = obj.value("status", json::object());
+  json status = ComputeStatus(dc, seen, old_status, clock_.Now());
+  if (ConditionStatus(status, "Ready") != ConditionStatus(old_status, "Ready")) {
+    const auto ready = k8s::FindCondition(status["conditions"], "Ready");
+    const bool ok = ready && ready->status == "True";
+    Emit(obj, ok ? k8s::kEventNormal : k8s::kEventWarning, ready ? ready->reason : "Unknown",
+         ready ? ready->message : "");
+    spdlog::info("deviceconfig ready={} key={} reason={}", ok, Key(dc), ready ? ready->reason : "");
+  }
+  if (status != old_status) NEURON_RETURN_IF_ERROR(WriteStatus(obj, status));
+  return ReconcileResult{};
+}
+
+absl::StatusOr<ReconcileResult> Reconciler::Finalize(const DeviceConfig& dc) {
+  if (!dc.HasFinalizer()) return ReconcileResult{};
+  NEURON_ASSIGN_OR_RETURN(ClusterApis apis, DiscoverApis());
+  // Stage by stage; then whatever is left (an object without a component label).
+  const std::vector<Component> order = DeletionOrder();
+  std::vector<std::optional<Component>> stages(order.begin(), order.end());
+  stages.push_back(std::nullopt);
+  for (const std::optional<Component>& stage : stages) {
+    NEURON_RETURN_IF_ERROR(DeleteChildren(dc, apis, {}, stage));
+    NEURON_ASSIGN_OR_RETURN(std::vector<LiveChild> left, ListChildren(dc, apis, stage));
+    if (!left.empty()) {
+      spdlog::info("deviceconfig deleting key={} waiting_for={} objects={}", Key(dc),
+                   stage ? ComponentName(*stage) : "other", left.size());
+      return ReconcileResult{kDeletionPoll};
+    }
+  }
+
+  json finalizers = json::array();
+  for (const std::string& f : dc.finalizers) {
+    if (f != kFinalizer) finalizers.push_back(f);
+  }
+  // The resourceVersion makes the patch conditional: a concurrent finalizer change -> 409, retry.
+  const json patch = {
+      {"metadata", {{"finalizers", finalizers}, {"resourceVersion", dc.resource_version}}}};
+  absl::StatusOr<json> r =
+      client_.Patch(DeviceConfigRef(), dc.ns, dc.name, k8s::PatchType::kMerge, patch);
+  if (!r.ok() && !absl::IsNotFound(r.status())) return r.status();
+  spdlog::info("deviceconfig finalized key={}: every child is gone", Key(dc));
+  return ReconcileResult{};
+}
+
+absl::Status Reconciler::EnsureFinalizer(const json& obj) {
+  json finalizers = obj["metadata"].value("finalizers", json::array());
+  finalizers.push_back(kFinalizer);
+  const json patch = {{"metadata",
+                       {{"finalizers", finalizers},
+                        {"resourceVersion", obj["metadata"].value("resourceVersion", "")}}}};
+  return client_
+      .Patch(DeviceConfigRef(), obj["metadata"].value("namespace", ""),
+             obj["metadata"].value("name", ""), k8s::PatchType::kMerge, patch)
+      .status();
+}
+
+absl::StatusOr<std::optional<std::string>> Reconciler::OverlappingOwner(const DeviceConfig& dc) {
+  NEURON_ASSIGN_OR_RETURN(k8s::ListResult all, client_.ListAll(DeviceConfigRef(), ""));
+  std::optional<std::pair<absl::Time, std::string>> first;
+  for (const json& item : all.items) {
+    absl::StatusOr<DeviceConfig> other = ParseDeviceConfig(item);
+    if (!other.ok() || other->uid == dc.uid || other->deleting) continue;
+    if (!ValidateDeviceConfig(*other).empty()) continue;
+    if (!SelectorsOverlap(dc.spec.selector, other->spec.selector)) continue;
+    const std::string key = Key(*other);
+    // Earlier creation wins; same second -> the smaller namespace/name, so both sides agree.
+    const bool earlier = other->creation_time < dc.creation_time ||
+                         (other->creation_time == dc.creation_time && key < Key(dc));
+    if (earlier && (!first || std::make_pair(other->creation_time, key) < *first)) {
+      first = {other->creation_time, key};
+    }
+  }
+  if (!first) return std::nullopt;
+  return first->second;
+}
+
+absl::StatusOr<int> Reconciler::CountMatchingNodes(const DeviceConfig& dc) {
+  NEURON_ASSIGN_OR_RETURN(std::vector<json> labels, node_labels_());
+  return static_cast<int>(std::count_if(labels.begin(), labels.end(), [&](const json& l) {
+    return SelectorMatches(dc.spec.selector, l);
+  }));
+}
+
+absl::StatusOr<std::vector<Reconciler::LiveChild>> Reconciler::ListChildren(
+    const DeviceConfig& dc, const ClusterApis& apis, std::optional<Component> component) {
+  k8s::ListOptions opts;
+  opts.label_selector = absl::StrCat(kOwnerLabel, "=", OwnerLabelValue(dc));
+  std::vector<LiveChild> out;
+  for (const k8s::ResourceRef& ref : ChildKinds(apis)) {
+    const std::string ns = ref.namespaced ? dc.ns : "";
+    absl::StatusOr<k8s::ListResult> list = client_.ListAll(ref, ns, opts);
+    if (absl::IsNotFound(list.status())) continue;  // the API went away since discovery
+    NEURON_RETURN_IF_ERROR(list.status());
+    for (json& item : list->items) {
+      const json labels = item["metadata"].value("labels", json::object());
+      if (component && labels.value(kComponentLabel, "") != ComponentName(*component)) continue;
+      out.push_back({ref, ns, std::move(item)});
+    }
+  }
+  return out;
+}
+
+absl::Status Reconciler::DeleteChildren(const DeviceConfig& dc, const ClusterApis& apis,
+                                        const std::vector<Child>& keep,
+                                        std::optional<Component> component) {
+  NEURON_ASSIGN_OR_RETURN(std::vector<LiveChild> live, ListChildren(dc, apis, component));
+  for (const LiveChild& l : live) {
+    if (std::any_of(keep.begin(), keep.end(),
+                    [&](const Child& c) { return SameObject(c, l.ref, l.object); })) {
+      continue;
+    }
+    if (l.object["metadata"].contains("deletionTimestamp")) continue;  // already going
+    const std::string name = l.object["metadata"].value("name", "");
+    k8s::DeleteOptions del;
+    // Foreground: the object stays until its pods are gone, so the next stage (the driver)
+    // starts only when nothing holds /dev/neuron* any more.
+    del.propagation_policy = "Foreground";
+    absl::StatusOr<json> r = client_.Delete(l.ref, l.ns, name, del);
+    if (absl::IsNotFound(r.status())) continue;
+    NEURON_RETURN_IF_ERROR(r.status());
+    spdlog::info("deleted deviceconfig={} object=\"{} {}\"", Key(dc), l.ref.resource, name);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Reconciler::WriteStatus(const json& obj, const json& status) {
+  return client_
+      .Patch(DeviceConfigRef(), obj["metadata"].value("namespace", ""),
+             obj["metadata"].value("name", ""), k8s::PatchType::kMerge, {{"status", status}},
+             k8s::PatchOptions{"", false, "status"})
+      .status();
+}
+
+void Reconciler::Emit(const json& obj, const std::string& type, const std::string& reason,
+                      const std::string& message) {
+  if (events_ == nullptr) return;
+  if (absl::Status s = events_->Event(obj, type, reason, message); !s.ok()) {
+    spdlog::warn("event failed reason={} error=\"{}\"", reason, std::string(s.message()));
+  }
+}
+
+}  // namespace neuron::op

@@ -1,0 +1,78 @@
+// File: lib/operator/reconciler.h
+// One level-based pass over one DeviceConfig: read it, re-derive the whole desired state
+// (children.h), apply every child with server-side apply under one field manager, delete the
+// children it no longer wants, and write status (status.h). A deleting DeviceConfig has its
+// children removed in DeletionOrder(), each stage gone before the next starts, and only then
+// loses its finalizer. Any event may run a pass; passes are idempotent.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "lib/base/clock.h"
+#include "lib/k8s/discovery.h"
+#include "lib/k8s/events.h"
+#include "lib/k8s/rest_client.h"
+#include "lib/operator/children.h"
+#include "nlohmann/json.hpp"
+
+namespace neuron::op {
+
+// The DeviceConfig resource at the version the operator reads and writes (the stored one).
+k8s::ResourceRef DeviceConfigRef();
+
+// The labels of every Node (the controller passes its cache; tests may list).
+using NodeLabelsFn = std::function<absl::StatusOr<std::vector<nlohmann::json>>()>;
+
+struct ReconcileResult {
+  // Run another pass after this long even without an event (deletion waiting for children).
+  std::optional<absl::Duration> requeue_after;
+};
+
+class Reconciler {
+ public:
+  Reconciler(k8s::RestClient& client, OperatorSettings settings, NodeLabelsFn node_labels,
+             k8s::EventRecorder* events = nullptr, Clock* clock = nullptr);
+
+  // ns/name of a DeviceConfig. An error means "retry with backoff" (the queue decides when).
+  absl::StatusOr<ReconcileResult> Reconcile(const std::string& ns, const std::string& name);
+
+  // Which optional APIs are served now (discovery is re-read on every call: a CRD installed
+  // later is picked up by the next pass).
+  absl::StatusOr<ClusterApis> DiscoverApis();
+
+ private:
+  absl::StatusOr<ReconcileResult> Finalize(const DeviceConfig& dc);
+  absl::Status EnsureFinalizer(const nlohmann::json& obj);
+  // Another live, valid DeviceConfig created earlier whose selector can match the same node.
+  absl::StatusOr<std::optional<std::string>> OverlappingOwner(const DeviceConfig& dc);
+  absl::StatusOr<int> CountMatchingNodes(const DeviceConfig& dc);
+  struct LiveChild {
+    k8s::ResourceRef ref;
+    std::string ns;
+    nlohmann::json object;
+  };
+  // Children labelled for `dc` (of `component` when set) that exist now.
+  absl::StatusOr<std::vector<LiveChild>> ListChildren(const DeviceConfig& dc,
+                                                      const ClusterApis& apis,
+                                                      std::optional<Component> component);
+  // Deletes those of them that are not in `keep`.
+  absl::Status DeleteChildren(const DeviceConfig& dc, const ClusterApis& apis,
+                              const std::vector<Child>& keep, std::optional<Component> component);
+  absl::Status WriteStatus(const nlohmann::json& obj, const nlohmann::json& status);
+  void Emit(const nlohmann::json& obj, const std::string& type, const std::string& reason,
+            const std::string& message);
+
+  k8s::RestClient& client_;
+  const OperatorSettings settings_;
+  NodeLabelsFn node_labels_;
+  k8s::EventRecorder* events_;
+  Clock& clock_;
+  k8s::Discovery discovery_;
+};
+
+}  // namespace neuron::op

@@ -1,0 +1,221 @@
+// File: lib/operator/status.cc
+#include "lib/operator/status.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "lib/k8s/conditions.h"
+
+namespace neuron::op {
+namespace {
+
+using nlohmann::json;
+
+int IntAt(const json& obj, const json::json_pointer& p) {
+  if (!obj.is_object() || !obj.contains(p)) return 0;
+  const json& v = obj.at(p);
+  return v.is_number_integer() ? v.get<int>() : 0;
+}
+
+bool Present(const json& obj) { return obj.is_object() && !obj.empty(); }
+
+std::string SelectorText(const DeviceConfig& dc) {
+  if (dc.spec.selector.empty()) return "{} (every node)";
+  std::vector<std::string> kv;
+  for (const auto& [k, v] : dc.spec.selector) kv.push_back(absl::StrCat(k, "=", v));
+  return absl::StrCat("{", absl::StrJoin(kv, ","), "}");
+}
+
+k8s::Condition Cond(const std::string& type, bool ok, std::string reason, std::string message) {
+  k8s::Condition c;
+  c.type = type;
+  c.status = ok ? "True" : "False";
+  c.reason = std::move(reason);
+  c.message = std::move(message);
+  return c;
+}
+
+// One component's condition from its counts. `what` names the workload in messages.
+k8s::Condition FromCounts(const std::string& type, const std::string& what, const Counts& n,
+                          bool per_node, const DeviceConfig& dc) {
+  if (per_node && n.matching == 0) {
+    return Cond(type, false, "NoMatchingNodes",
+                absl::StrCat("no node matches spec.selector ", SelectorText(dc),
+                             ": label the Neuron nodes, install NFD, or change the selector"));
+  }
+  if (!n.current) {
+    return Cond(type, false, "Progressing",
+                absl::StrCat(what, " has not yet observed the latest spec"));
+  }
+  const char* unit = per_node ? " nodes" : " replicas";
+  if (n.desired == 0) {
+    return Cond(type, false, "NotScheduled",
+                per_node ? absl::StrCat(what, " is desired on none of the ", n.matching,
+                                        " matching nodes: check taints and node readiness")
+                         : absl::StrCat(what, " has no replicas"));
+  }
+  if (n.available < n.desired) {
+    return Cond(type, false, "Progressing",
+                absl::StrCat(what, ": ", n.available, " of ", n.desired, unit,
+                             " available; see its pods' events if this persists"));
+  }
+  return Cond(type, true, "Available",
+              absl::StrCat(what, ": ", n.available, " of ", n.desired, unit, " available"));
+}
+
+json CountsJson(const Counts& n) {
+  return {{"nodesMatchingSelectorNumber", n.matching},
+          {"desiredNumber", n.desired},
+          {"availableNumber", n.available}};
+}
+
+std::string Summary(const Counts& n) { return absl::StrCat(n.available, "/", n.desired); }
+
+}  // namespace
+
+Counts DaemonSetCounts(const json& ds, int nodes_matching) {
+  Counts n;
+  n.matching = nodes_matching;
+  n.desired = IntAt(ds, "/status/desiredNumberScheduled"_json_pointer);
+  // Only pods of the current template count as available: an old plugin is not "ready".
+  n.available = std::min(IntAt(ds, "/status/numberAvailable"_json_pointer),
+                         IntAt(ds, "/status/updatedNumberScheduled"_json_pointer));
+  n.current = IntAt(ds, "/status/observedGeneration"_json_pointer) >=
+              IntAt(ds, "/metadata/generation"_json_pointer);
+  return n;
+}
+
+Counts DeploymentCounts(const json& deploy) {
+  Counts n;
+  n.desired = Present(deploy) && deploy.contains("/spec/replicas"_json_pointer)
+                  ? IntAt(deploy, "/spec/replicas"_json_pointer)
+                  : 1;  // the API server's default
+  n.matching = n.desired;
+  n.available = std::min(IntAt(deploy, "/status/availableReplicas"_json_pointer),
+                         IntAt(deploy, "/status/updatedReplicas"_json_pointer));
+  n.current = IntAt(deploy, "/status/observedGeneration"_json_pointer) >=
+              IntAt(deploy, "/metadata/generation"_json_pointer);
+  return n;
+}
+
+Counts KmmCounts(const json& module, const char* section) {
+  const json::json_pointer base = json::json_pointer("/status") / section;
+  Counts n;
+  n.matching = IntAt(module, base / "nodesMatchingSelectorNumber");
+  n.desired = IntAt(module, base / "desiredNumber");
+  n.available = IntAt(module, base / "availableNumber");
+  return n;  // KMM reports no observedGeneration per section
+}
+
+json ComputeStatus(const DeviceConfig& dc, const ObservedState& seen, const json& old_status,
+                   absl::Time now) {
+  json status = old_status.is_object() ? old_status : json::object();
+  json conditions = status.value("conditions", json::array());
+  if (!conditions.is_array()) conditions = json::array();
+  std::vector<k8s::Condition> set;
+
+  const bool kmm = dc.spec.driver_mode == DriverMode::kKmm;
+  Counts driver, plugin, sched, metrics;
+  if (seen.blocker) {
+    for (const char* type :
+         {"DriverReady", "DevicePluginReady", "SchedulerReady", "MetricsReady"}) {
+      k8s::Condition c = Cond(type, false, "NotApplied",
+                              absl::StrCat("nothing was applied: ", seen.blocker->message));
+      c.status = "Unknown";
+      set.push_back(c);
+    }
+  } else {
+    // Driver and (in kmm mode) plugin come from the Module KMM reports on.
+    if (!kmm) {
+      driver = {seen.nodes_matching, seen.nodes_matching, seen.nodes_matching, true};
+      set.push_back(Cond("DriverReady", true, "Preinstalled",
+                         "driverMode is preinstalled: the node image provides the driver"));
+    } else if (!seen.apis.kmm) {
+      set.push_back(Cond("DriverReady", false, "KMMNotInstalled",
+                         "KMM is not installed (kmm.sigs.x-k8s.io/v1beta1 Module is not served): "
+                         "install it, or set driverMode: preinstalled"));
+    } else {
+      driver = KmmCounts(seen.module, "moduleLoader");
+      set.push_back(FromCounts("DriverReady", "driver (KMM module loader)", driver, true, dc));
+    }
+
+    if (dc.DraMode()) {
+      plugin = DaemonSetCounts(seen.dra_ds, seen.nodes_matching);
+      set.push_back(Present(seen.dra_ds)
+                        ? FromCounts("DevicePluginReady", "DRA driver", plugin, true, dc)
+                        : Cond("DevicePluginReady", false, "DRANotServed",
+                               "draDriverImage is set but resource.k8s.io/v1 is not served: "
+                               "use a cluster with DRA, or use devicePluginImage instead"));
+    } else if (!kmm) {
+      plugin = DaemonSetCounts(seen.plugin_ds, seen.nodes_matching);
+      set.push_back(FromCounts("DevicePluginReady", "device plugin", plugin, true, dc));
+    } else if (!seen.apis.kmm) {
+      set.push_back(Cond("DevicePluginReady", false, "KMMNotInstalled",
+                         "the device plugin runs from the KMM Module: install KMM, or set "
+                         "driverMode: preinstalled"));
+    } else {
+      plugin = KmmCounts(seen.module, "devicePlugin");
+      set.push_back(FromCounts("DevicePluginReady", "device plugin (KMM)", plugin, true, dc));
+    }
+
+    if (dc.DraMode()) {
+      set.push_back(Cond("SchedulerReady", true, "NotNeeded",
+                         "DRA mode: kube-scheduler's own DRA support places the pods"));
+    } else {
+      const Counts s = DeploymentCounts(seen.scheduler);
+      const Counts e = DeploymentCounts(seen.extender);
+      sched = {s.matching + e.matching, s.desired + e.desired, s.available + e.available,
+               s.current && e.current};
+      k8s::Condition sc = FromCounts("SchedulerReady", "custom kube-scheduler", s, false, dc);
+      if (sc.status == "True") {
+        sc = FromCounts("SchedulerReady", "scheduler extender", e, false, dc);
+        if (sc.status == "True") sc.message = "custom kube-scheduler and extender available";
+      }
+      set.push_back(sc);
+    }
+
+    metrics = DaemonSetCounts(seen.metrics_ds, seen.nodes_matching);
+    k8s::Condition mc = FromCounts("MetricsReady", "node agent", metrics, true, dc);
+    if (!seen.apis.service_monitor) {
+      absl::StrAppend(&mc.message, " (no ServiceMonitor: monitoring.coreos.com is not served)");
+    }
+    set.push_back(mc);
+  }
+
+  bool all_ready = !seen.blocker;
+  for (const k8s::Condition& c : set) all_ready = all_ready && c.status == "True";
+  if (seen.blocker) {
+    set.push_back(Cond("Degraded", true, seen.blocker->reason, seen.blocker->message));
+    set.push_back(Cond("Ready", false, seen.blocker->reason, seen.blocker->message));
+  } else {
+    set.push_back(seen.warnings.empty() ? Cond("Degraded", false, "AsExpected", "")
+                                        : Cond("Degraded", true, "OptionalApiMissing",
+                                               absl::StrJoin(seen.warnings, "; ")));
+    std::vector<std::string> waiting;
+    for (const k8s::Condition& c : set) {
+      if (c.type != "Degraded" && c.status != "True") waiting.push_back(c.type);
+    }
+    set.push_back(all_ready ? Cond("Ready", true, "AllComponentsReady",
+                                   "driver, device plugin, scheduler and metrics are available")
+                            : Cond("Ready", false, "ComponentsNotReady",
+                                   absl::StrCat("waiting for ", absl::StrJoin(waiting, ", "))));
+  }
+  for (k8s::Condition& c : set) {
+    c.observed_generation = dc.generation;
+    (void)k8s::SetCondition(conditions, std::move(c), now);
+  }
+
+  status["observedGeneration"] = dc.generation;
+  status["conditions"] = std::move(conditions);
+  status["driver"] = CountsJson(driver);
+  status["devicePlugin"] = CountsJson(plugin);
+  status["scheduler"] = CountsJson(sched);
+  status["metrics"] = CountsJson(metrics);
+  status["driverSummary"] = Summary(driver);
+  status["devicePluginSummary"] = Summary(plugin);
+  status["schedulerSummary"] = dc.DraMode() ? std::string("DRA") : Summary(sched);
+  return status;
+}
+
+}  // namespace neuron::op

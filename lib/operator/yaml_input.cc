@@ -1,0 +1,86 @@
+// File: lib/operator/yaml_input.cc
+#include "lib/operator/yaml_input.h"
+
+#include <cstdlib>
+#include <regex>
+
+#include "absl/strings/str_cat.h"
+#include "yaml-cpp/yaml.h"
+
+namespace neuron::op {
+namespace {
+
+using nlohmann::json;
+
+// Bounds recursion on hostile input (a document nested thousands deep).
+constexpr int kMaxDepth = 256;
+
+json Scalar(const YAML::Node& n) {
+  const std::string& s = n.Scalar();
+  if (n.Tag() != "?") return s;  // quoted or explicitly tagged: a string as written
+  static const std::regex kInt("[-+]?[0-9]+");
+  static const std::regex kFloat("[-+]?(\\.[0-9]+|[0-9]+(\\.[0-9]*)?)([eE][-+]?[0-9]+)?");
+  if (s.empty() || s == "~" || s == "null" || s == "Null" || s == "NULL") return nullptr;
+  if (s == "true" || s == "True" || s == "TRUE") return true;
+  if (s == "false" || s == "False" || s == "FALSE") return false;
+  if (std::regex_match(s, kInt)) {
+    errno = 0;
+    const long long v = std::strtoll(s.c_str(), nullptr, 10);
+    if (errno == 0) return v;
+    return s;  // out of range: keep the text rather than lose digits
+  }
+  if (std::regex_match(s, kFloat)) return std::strtod(s.c_str(), nullptr);
+  return s;
+}
+
+absl::StatusOr<json> Convert(const YAML::Node& n, int depth) {
+  if (depth > kMaxDepth) return absl::InvalidArgumentError("YAML nested too deeply");
+  switch (n.Type()) {
+    case YAML::NodeType::Null:
+    case YAML::NodeType::Undefined:
+      return json(nullptr);
+    case YAML::NodeType::Scalar:
+      return Scalar(n);
+    case YAML::NodeType::Sequence: {
+      json out = json::array();
+      for (const YAML::Node& item : n) {
+        absl::StatusOr<json> v = Convert(item, depth + 1);
+        if (!v.ok()) return v.status();
+        out.push_back(std::move(*v));
+      }
+      return out;
+    }
+    case YAML::NodeType::Map: {
+      json out = json::object();
+      for (const auto& kv : n) {
+        if (!kv.first.IsScalar()) return absl::InvalidArgumentError("YAML map key is not a string");
+        absl::StatusOr<json> v = Convert(kv.second, depth + 1);
+        if (!v.ok()) return v.status();
+        out[kv.first.Scalar()] = std::move(*v);
+      }
+      return out;
+    }
+  }
+  return json(nullptr);
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<json>> ParseYamlDocuments(const std::string& text) {
+  std::vector<YAML::Node> docs;
+  try {
+    docs = YAML::LoadAll(text);
+  } catch (const YAML::Exception& e) {
+    return absl::InvalidArgumentError(absl::StrCat("invalid YAML: ", e.what()));
+  }
+  std::vector<json> out;
+  for (const YAML::Node& d : docs) {
+    if (d.IsNull()) continue;
+    absl::StatusOr<json> j = Convert(d, 0);
+    if (!j.ok()) return j.status();
+    out.push_back(std::move(*j));
+  }
+  return out;
+}
+
+}  // namespace neuron::op

@@ -125,6 +125,8 @@ absl::Status App::Start() {
     return absl::Status(st.code(), absl::StrCat("--metrics-addr: ", st.message()));
   }
 
+  spdlog::info("operator serving health_port={} metrics_port={} namespace={}", s.health->port(),
+               s.metrics->port(), opts_.controller.settings.ns);
   auto lead = [this] {
     s_->leading = true;
     s_->is_leader->Set(1);
@@ -139,6 +141,9 @@ absl::Status App::Start() {
   cfg.lease_namespace = opts_.controller.settings.ns;
   cfg.lease_name = opts_.lease_name;
   cfg.identity = opts_.identity.empty() ? DefaultIdentity() : opts_.identity;
+  cfg.lease_duration = opts_.lease_duration;
+  cfg.renew_deadline = opts_.renew_deadline;
+  cfg.retry_period = opts_.retry_period;
   cfg.callbacks.on_started_leading = lead;
   cfg.callbacks.on_stopped_leading = [this] {
     s_->leading = false;

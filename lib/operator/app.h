@@ -10,6 +10,7 @@
 
 #include "absl/status/status.h"
 #include "absl/synchronization/notification.h"
+#include "absl/time/time.h"
 #include "lib/k8s/rest_client.h"
 #include "lib/operator/controller.h"
 
@@ -20,6 +21,10 @@ struct AppOptions {
   bool leader_elect = false;
   std::string lease_name = "neuron-operator.k8s.aws";
   std::string identity;  // "" = hostname + random suffix
+  // client-go's defaults; tests shorten them.
+  absl::Duration lease_duration = absl::Seconds(15);
+  absl::Duration renew_deadline = absl::Seconds(10);
+  absl::Duration retry_period = absl::Seconds(2);
   std::string health_addr = ":8081";
   std::string metrics_addr = ":8080";
   ControllerOptions controller;

@@ -16,10 +16,10 @@ namespace neuron::op {
 // Optional APIs the cluster serves (from discovery). Nothing here is required on plain
 // Kubernetes: what is missing is reported as a condition, and its objects are left out.
 struct ClusterApis {
-  bool kmm = true;                   // kmm.sigs.x-k8s.io/v1beta1 modules
+  bool kmm = true;                            // kmm.sigs.x-k8s.io/v1beta1 modules
   std::string nfd_group = "nfd.k8s-sigs.io";  // or "nfd.openshift.io"; "" = NFD not served
-  bool service_monitor = false;      // monitoring.coreos.com/v1 servicemonitors
-  bool dra = false;                  // resource.k8s.io/v1 (DRA) served
+  bool service_monitor = false;               // monitoring.coreos.com/v1 servicemonitors
+  bool dra = false;                           // resource.k8s.io/v1 (DRA) served
 };
 
 // Operator-wide settings that are not in the spec.

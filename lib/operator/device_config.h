@@ -36,10 +36,16 @@ struct DeviceConfigSpec {
   std::string scheduler_extension_image;
   std::string dra_driver_image;
   std::string node_metrics_image;
-  std::string node_agent_image;  // ours; defaulted by the operator (OperatorSettings)
+  std::string node_agent_image;   // ours; defaulted by the operator (OperatorSettings)
   std::string image_repo_secret;  // LocalObjectReference name; "" = none
   std::map<std::string, std::string> selector;  // equality match; empty = every node
   bool use_in_tree_drivers = false;  // upstream field; accepted, has no effect (see README)
+};
+
+// One problem with a spec: the JSON path of the field ("spec.selector") and what is wrong.
+struct FieldError {
+  std::string field;
+  std::string message;
 };
 
 struct DeviceConfig {
@@ -53,15 +59,11 @@ struct DeviceConfig {
   std::vector<std::string> finalizers;
   absl::Time creation_time;  // metadata.creationTimestamp (for "which came first")
   DeviceConfigSpec spec;
+  // Fields of the wrong type or value found while parsing (reported by ValidateDeviceConfig).
+  std::vector<FieldError> parse_problems;
 
   bool DraMode() const { return !spec.dra_driver_image.empty(); }
   bool HasFinalizer() const;
-};
-
-// One problem with a spec: the JSON path of the field ("spec.selector") and what is wrong.
-struct FieldError {
-  std::string field;
-  std::string message;
 };
 
 // Reads the object (either served version). Only a structurally unusable object fails

@@ -62,6 +62,15 @@ Registry::Registry() {
   types_.back().categories = {"all"};
   types_.push_back(Make("coordination.k8s.io", "v1", "leases", "lease", "Lease", true, {}));
   types_.push_back(Make("events.k8s.io", "v1", "events", "event", "Event", true, {"ev"}));
+  // RBAC objects are stored and served; Simplification: nothing is authorized by them (the
+  // fake answers every request), and escalation checks on create are not made.
+  types_.push_back(Make("rbac.authorization.k8s.io", "v1", "roles", "role", "Role", true, {}));
+  types_.push_back(Make("rbac.authorization.k8s.io", "v1", "rolebindings", "rolebinding",
+                        "RoleBinding", true, {}));
+  types_.push_back(Make("rbac.authorization.k8s.io", "v1", "clusterroles", "clusterrole",
+                        "ClusterRole", false, {}));
+  types_.push_back(Make("rbac.authorization.k8s.io", "v1", "clusterrolebindings",
+                        "clusterrolebinding", "ClusterRoleBinding", false, {}));
   types_.push_back(Make("apiextensions.k8s.io", "v1", "customresourcedefinitions",
                         "customresourcedefinition", "CustomResourceDefinition", false,
                         {"crd", "crds"}, true));

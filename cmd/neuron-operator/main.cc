@@ -1,0 +1,70 @@
+// File: cmd/neuron-operator/main.cc
+// The Neuron operator: reconciles DeviceConfigs (k8s.aws) into the driver's KMM Module, the
+// device plugin, the Neuron-aware second scheduler with its extender, the node agent and the
+// NFD rule, and reports status. `neuron-operator render -f FILE` prints what it would apply.
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+#include "cmd/neuron-operator/render_command.h"
+#include "lib/base/flags.h"
+#include "lib/base/logging.h"
+#include "lib/base/process_init.h"
+#include "lib/base/signals.h"
+#include "lib/operator/app.h"
+#include "spdlog/spdlog.h"
+
+namespace {
+
+int Fail(const std::string& msg) {
+  std::fprintf(stderr, "neuron-operator: %s\n", msg.c_str());
+  return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  neuron::InitProcess();
+  if (argc > 1 && std::strcmp(argv[1], "render") == 0) {
+    return neuron::op::RenderCommand(argc - 2, argv + 2);
+  }
+  absl::Notification& stop = neuron::ShutdownOnSignals();  // before any thread starts
+  neuron::op::AppOptions opts;
+  std::string log_level = "info";
+  bool log_json = false;
+  neuron::FlagSet flags(
+      "neuron-operator",
+      "Reconciles DeviceConfig (k8s.aws) objects into the AWS Neuron stack and reports status.\n"
+      "Subcommand: neuron-operator render -f deviceconfig.yaml (see render --help).");
+  flags.String("kubeconfig", &opts.kubeconfig, "Kubeconfig file; empty = in-cluster config.",
+               "KUBECONFIG");
+  flags.String("namespace", &opts.controller.settings.ns,
+               "The operator's namespace (leader lease, events).", "OPERATOR_NAMESPACE");
+  flags.Bool("leader-elect", &opts.leader_elect,
+             "Hold a Lease so only one replica reconciles at a time.");
+  flags.String("health-addr", &opts.health_addr, "Address of /healthz and /readyz.");
+  flags.String("metrics-addr", &opts.metrics_addr, "Address of /metrics.");
+  flags.String("node-agent-image", &opts.controller.settings.default_node_agent_image,
+               "Node agent image for DeviceConfigs that name none.", "NODE_AGENT_IMAGE");
+  flags.Int("workers", &opts.controller.workers, "Concurrent reconcile passes.");
+  flags.Duration("resync", &opts.controller.resync,
+                 "Re-run every DeviceConfig's pass this often even without events.");
+  flags.String("log-level", &log_level, "trace, debug, info, warn, error, critical or off.");
+  flags.Bool("log-json", &log_json, "Log one JSON object per line.");
+  if (auto outcome = flags.Parse(argc, argv); outcome != neuron::FlagSet::kRun) {
+    return outcome == neuron::FlagSet::kHelp ? 0 : 2;
+  }
+  if (absl::Status s = neuron::InitLogging("neuron-operator", log_level, log_json); !s.ok()) {
+    return Fail(std::string(s.message()));
+  }
+  if (opts.controller.settings.ns.empty()) {
+    return Fail("OPERATOR_NAMESPACE (or --namespace) is required: the namespace it runs in");
+  }
+  if (opts.controller.workers < 1) return Fail("--workers must be at least 1");
+  neuron::op::App app(opts);
+  if (absl::Status s = app.Run(stop); !s.ok()) {
+    spdlog::critical("neuron-operator: {}", s.ToString());
+    return 1;
+  }
+  return 0;
+}

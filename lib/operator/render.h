@@ -1,0 +1,16 @@
+// File: lib/operator/render.h
+// Children as multi-document YAML (what `neuron-operator render` prints), in apply order.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "lib/operator/children.h"
+
+namespace neuron::op {
+
+// Strings that YAML would read as another type ("true", "8000", "1.0", "") stay quoted, so the
+// output parses back to the same JSON.
+std::string RenderYaml(const std::vector<Child>& children);
+
+}  // namespace neuron::op

@@ -2,6 +2,8 @@
 // The Neuron operator: reconciles DeviceConfigs (k8s.aws) into the driver's KMM Module, the
 // device plugin, the Neuron-aware second scheduler with its extender, the node agent and the
 // NFD rule, and reports status. `neuron-operator render -f FILE` prints what it would apply.
+#include <malloc.h>
+
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -29,6 +31,9 @@ int main(int argc, char** argv) {
     return neuron::op::RenderCommand(argc - 2, argv + 2);
   }
   absl::Notification& stop = neuron::ShutdownOnSignals();  // before any thread starts
+  // Each informer, worker and HTTP thread would otherwise get its own malloc arena holding its
+  // high-water mark: two arenas keep an idle operator near its live set.
+  mallopt(M_ARENA_MAX, 2);
   neuron::op::AppOptions opts;
   std::string log_level = "info";
   bool log_json = false;

@@ -162,6 +162,9 @@ absl::Status FakeApiServer::Start(const std::string& host, int port) {
   if (im.running) return absl::FailedPreconditionError("already started");
   im.svr.new_task_queue = [] { return new httplib::ThreadPool(64); };
   im.svr.set_keep_alive_timeout(2);
+  // Go's net/http (kube-apiserver) sets TCP_NODELAY on every connection; without it a reply
+  // written in two parts waits ~40 ms for the client's delayed ACK.
+  im.svr.set_tcp_nodelay(true);
   im.svr.set_keep_alive_max_count(1000);
   auto handler = [&im](const httplib::Request& req, httplib::Response& res) { im.Serve(req, res); };
   im.svr.Get(".*", handler);

@@ -12,8 +12,11 @@ namespace {
 
 using nlohmann::json;
 
-// Bounds recursion on hostile input (a document nested thousands deep).
+// Bounds on hostile input: nesting (a document thousands deep, or an alias that contains
+// itself) and total size after aliases are expanded (a few lines of `&a [*a, *a]` anchors
+// expand to billions of nodes: the "billion laughs" document).
 constexpr int kMaxDepth = 256;
+constexpr size_t kMaxNodes = 1'000'000;
 
 json Scalar(const YAML::Node& n) {
   const std::string& s = n.Scalar();
@@ -33,8 +36,12 @@ json Scalar(const YAML::Node& n) {
   return s;
 }
 
-absl::StatusOr<json> Convert(const YAML::Node& n, int depth) {
+absl::StatusOr<json> Convert(const YAML::Node& n, int depth, size_t& budget) {
   if (depth > kMaxDepth) return absl::InvalidArgumentError("YAML nested too deeply");
+  if (budget == 0) {
+    return absl::InvalidArgumentError("YAML expands to too many nodes (aliases?)");
+  }
+  --budget;
   switch (n.Type()) {
     case YAML::NodeType::Null:
     case YAML::NodeType::Undefined:
@@ -44,7 +51,7 @@ absl::StatusOr<json> Convert(const YAML::Node& n, int depth) {
     case YAML::NodeType::Sequence: {
       json out = json::array();
       for (const YAML::Node& item : n) {
-        absl::StatusOr<json> v = Convert(item, depth + 1);
+        absl::StatusOr<json> v = Convert(item, depth + 1, budget);
         if (!v.ok()) return v.status();
         out.push_back(std::move(*v));
       }
@@ -54,7 +61,7 @@ absl::StatusOr<json> Convert(const YAML::Node& n, int depth) {
       json out = json::object();
       for (const auto& kv : n) {
         if (!kv.first.IsScalar()) return absl::InvalidArgumentError("YAML map key is not a string");
-        absl::StatusOr<json> v = Convert(kv.second, depth + 1);
+        absl::StatusOr<json> v = Convert(kv.second, depth + 1, budget);
         if (!v.ok()) return v.status();
         out[kv.first.Scalar()] = std::move(*v);
       }
@@ -76,7 +83,8 @@ absl::StatusOr<std::vector<json>> ParseYamlDocuments(const std::string& text) {
   std::vector<json> out;
   for (const YAML::Node& d : docs) {
     if (d.IsNull()) continue;
-    absl::StatusOr<json> j = Convert(d, 0);
+    size_t budget = kMaxNodes;
+    absl::StatusOr<json> j = Convert(d, 0, budget);
     if (!j.ok()) return j.status();
     out.push_back(std::move(*j));
   }

@@ -1,4 +1,6 @@
 // File: lib/operator/children.cc
+// The child list of a DeviceConfig, and the metadata and pod-template helpers every component's
+// builder shares (children_internal.h).
 #include "lib/operator/children.h"
 
 #include "absl/strings/str_cat.h"
@@ -8,7 +10,19 @@
 namespace neuron::op {
 namespace internal {
 
-json Object(const DeviceConfig& dc, const char* api_version, const char* kind,
+k8s::ResourceRef NodeFeatureRules(const std::string& nfd_group) {
+  return {nfd_group, "v1alpha1", "nodefeaturerules", false};
+}
+
+std::string OwnerApiVersion(const DeviceConfig& dc) {
+  const size_t slash = dc.api_version.rfind('/');
+  std::string version =
+      slash == std::string::npos ? dc.api_version : dc.api_version.substr(slash + 1);
+  if (version.empty()) version = kStorageVersion;
+  return absl::StrCat(kGroup, "/", version);
+}
+
+json Object(const DeviceConfig& dc, const std::string& api_version, const char* kind,
             const std::string& name, Component component, bool namespaced) {
   json meta = {{"name", name},
                {"labels",
@@ -18,9 +32,9 @@ json Object(const DeviceConfig& dc, const char* api_version, const char* kind,
                  {kComponentLabel, ComponentName(component)}}}};
   if (namespaced) {
     meta["namespace"] = dc.ns;
-    const std::string version =
-        dc.api_version.empty() ? absl::StrCat(kGroup, "/", kStorageVersion) : dc.api_version;
-    meta["ownerReferences"] = json::array({{{"apiVersion", version},
+    // The garbage collector deletes namespaced children with their DeviceConfig even if the
+    // operator is gone; blockOwnerDeletion makes a foreground delete wait for them.
+    meta["ownerReferences"] = json::array({{{"apiVersion", OwnerApiVersion(dc)},
                                             {"kind", kKind},
                                             {"name", dc.name},
                                             {"uid", dc.uid},
@@ -36,6 +50,17 @@ json PodLabels(const std::string& name) {
   return {{"app.kubernetes.io/name", name}, {"app.kubernetes.io/part-of", "aws-neuron"}};
 }
 
+json DaemonSet(const DeviceConfig& dc, const std::string& name, Component component, json pod) {
+  AddPullSecret(dc, pod);
+  json ds = Object(dc, "apps/v1", "DaemonSet", name, component);
+  ds["metadata"]["labels"]["app.kubernetes.io/name"] = name;
+  ds["spec"] = {
+      {"selector", {{"matchLabels", SelectorLabels(name)}}},
+      {"updateStrategy", {{"type", "RollingUpdate"}}},
+      {"template", {{"metadata", {{"labels", PodLabels(name)}}}, {"spec", std::move(pod)}}}};
+  return ds;
+}
+
 void AddPullSecret(const DeviceConfig& dc, json& pod_spec) {
   if (dc.spec.image_repo_secret.empty()) return;
   pod_spec["imagePullSecrets"] = json::array({{{"name", dc.spec.image_repo_secret}}});
@@ -48,43 +73,76 @@ void PlaceOnNeuronNodes(const DeviceConfig& dc, json& pod_spec) {
   }
   json shapes = json::array();
   for (const topology::Shape& s : topology::AllShapes()) shapes.push_back(s.instance_type);
-  auto term = [](const std::string& key, json values) {
+  auto term = [](const char* key, json values) {
     return json{{"matchExpressions",
                  json::array({{{"key", key}, {"operator", "In"}, {"values", std::move(values)}}})}};
   };
+  // Any one term (they are ORed), as deploy/device-plugin/daemonset.yaml explains: NFD's PCI
+  // label in either spelling (pci-0880_1d0f when only the class whitelist is extended), the
+  // instance type, a label set by hand. Added here: aws-neuron, which our NodeFeatureRule makes
+  // NFD set from its own PCI scan, so nothing of ours has to run on the node first.
   pod_spec["affinity"] = {
       {"nodeAffinity",
        {{"requiredDuringSchedulingIgnoredDuringExecution",
          {{"nodeSelectorTerms",
            json::array({term("feature.node.kubernetes.io/pci-1d0f.present", {"true"}),
                         term("feature.node.kubernetes.io/pci-0880_1d0f.present", {"true"}),
-                        term("feature.node.kubernetes.io/aws-neuron", {"true"}),
                         term("node.kubernetes.io/instance-type", shapes),
-                        term("aws.amazon.com/neuron-node", {"true"})})}}}}}};
+                        term("aws.amazon.com/neuron-node", {"true"}),
+                        term("feature.node.kubernetes.io/aws-neuron", {"true"})})}}}}}};
 }
 
-json ServiceAccount(const DeviceConfig& dc, const std::string& name, Component component) {
-  return Object(dc, "v1", "ServiceAccount", name, component);
+json NeuronTolerations() {
+  return json::array(
+      {{{"key", "aws.amazon.com/neuron"}, {"operator", "Exists"}, {"effect", "NoSchedule"}},
+       {{"key", "CriticalAddonsOnly"}, {"operator", "Exists"}}});
+}
+
+json HostPathVolume(const char* name, const char* path, const char* type) {
+  return {{"name", name}, {"hostPath", {{"path", path}, {"type", type}}}};
+}
+
+json FieldRefEnv(const char* name, const char* field_path) {
+  return {{"name", name}, {"valueFrom", {{"fieldRef", {{"fieldPath", field_path}}}}}};
+}
+
+json NeuronOptVolume() {
+  // Absent on nodes without the Neuron packages: created empty there, and the binaries fall
+  // back to the chip's default LNC.
+  return HostPathVolume("host-neuron-opt", kNeuronOptDir, "DirectoryOrCreate");
+}
+
+json NeuronOptMount() {
+  return {{"name", "host-neuron-opt"},
+          {"mountPath", absl::StrCat("/host", kNeuronOptDir)},
+          {"readOnly", true}};
 }
 
 std::string ClusterName(const DeviceConfig& dc, const std::string& suffix) {
   return absl::StrCat(dc.ns, "-", dc.name, "-", suffix);
 }
 
+Child ServiceAccount(const DeviceConfig& dc, const std::string& name, Component component) {
+  return {kServiceAccounts, Object(dc, "v1", "ServiceAccount", name, component), component};
+}
+
+void AddClusterRoleBinding(const DeviceConfig& dc, const std::string& name, const std::string& role,
+                           const std::string& sa, Component component, std::vector<Child>& out) {
+  json b = Object(dc, "rbac.authorization.k8s.io/v1", "ClusterRoleBinding", name, component,
+                  /*namespaced=*/false);
+  b["roleRef"] = {
+      {"apiGroup", "rbac.authorization.k8s.io"}, {"kind", "ClusterRole"}, {"name", role}};
+  b["subjects"] = json::array({{{"kind", "ServiceAccount"}, {"name", sa}, {"namespace", dc.ns}}});
+  out.push_back({kClusterRoleBindings, std::move(b), component});
+}
+
 void AddClusterRole(const DeviceConfig& dc, const std::string& name, const json& rules,
                     const std::string& sa, Component component, std::vector<Child>& out) {
-  const k8s::ResourceRef roles{"rbac.authorization.k8s.io", "v1", "clusterroles", false};
-  const k8s::ResourceRef bindings{"rbac.authorization.k8s.io", "v1", "clusterrolebindings", false};
-  json role = Object(dc, "rbac.authorization.k8s.io/v1", "ClusterRole", name, component, false);
+  json role = Object(dc, "rbac.authorization.k8s.io/v1", "ClusterRole", name, component,
+                     /*namespaced=*/false);
   role["rules"] = rules;
-  out.push_back({roles, std::move(role), component});
-  json binding =
-      Object(dc, "rbac.authorization.k8s.io/v1", "ClusterRoleBinding", name, component, false);
-  binding["roleRef"] = {
-      {"apiGroup", "rbac.authorization.k8s.io"}, {"kind", "ClusterRole"}, {"name", name}};
-  binding["subjects"] =
-      json::array({{{"kind", "ServiceAccount"}, {"name", sa}, {"namespace", dc.ns}}});
-  out.push_back({bindings, std::move(binding), component});
+  out.push_back({kClusterRoles, std::move(role), component});
+  AddClusterRoleBinding(dc, name, name, sa, component, out);
 }
 
 }  // namespace internal
@@ -109,30 +167,26 @@ const char* ComponentName(Component c) {
 
 std::string OwnerLabelValue(const DeviceConfig& dc) { return absl::StrCat(dc.ns, ".", dc.name); }
 
+std::string SchedulerProfileName(const DeviceConfig& dc) {
+  return dc.name == "neuron" ? "neuron-scheduler" : dc.name + "-neuron-scheduler";
+}
+
 std::vector<Component> DeletionOrder() {
-  // Workloads that use the device first (node agent, plugin, DRA driver), then the scheduler
-  // that places pods on it, then the NFD rule, and the driver last.
+  // What uses the devices first (node agent, plugin, DRA driver), then the scheduler that places
+  // pods on them, then the NFD rule, and the driver last.
   return {Component::kMetrics,   Component::kDevicePlugin, Component::kDra,
           Component::kScheduler, Component::kNfd,          Component::kDriver};
 }
 
 std::vector<k8s::ResourceRef> ChildKinds(const ClusterApis& apis) {
   std::vector<k8s::ResourceRef> kinds = {
-      k8s::resources::kDaemonSets,
-      k8s::resources::kDeployments,
-      k8s::resources::kServices,
-      k8s::resources::kConfigMaps,
-      {"", "v1", "serviceaccounts", true},
-      {"rbac.authorization.k8s.io", "v1", "roles", true},
-      {"rbac.authorization.k8s.io", "v1", "rolebindings", true},
-      {"rbac.authorization.k8s.io", "v1", "clusterroles", false},
-      {"rbac.authorization.k8s.io", "v1", "clusterrolebindings", false},
+      k8s::resources::kDaemonSets, k8s::resources::kDeployments, k8s::resources::kServices,
+      k8s::resources::kConfigMaps, internal::kServiceAccounts,   internal::kRoles,
+      internal::kRoleBindings,     internal::kClusterRoles,      internal::kClusterRoleBindings,
   };
-  if (apis.kmm) kinds.push_back({"kmm.sigs.x-k8s.io", "v1beta1", "modules", true});
-  if (apis.service_monitor)
-    kinds.push_back({"monitoring.coreos.com", "v1", "servicemonitors", true});
-  if (!apis.nfd_group.empty())
-    kinds.push_back({apis.nfd_group, "v1alpha1", "nodefeaturerules", false});
+  if (apis.kmm) kinds.push_back(internal::kModules);
+  if (apis.service_monitor) kinds.push_back(internal::kServiceMonitors);
+  if (!apis.nfd_group.empty()) kinds.push_back(internal::NodeFeatureRules(apis.nfd_group));
   return kinds;
 }
 
@@ -141,14 +195,14 @@ std::vector<Child> DesiredChildren(const DeviceConfig& dc, const ClusterApis& ap
   std::vector<Child> out;
   internal::AddNfdRule(dc, apis, out);
   if (dc.spec.driver_mode == DriverMode::kKmm) {
-    internal::AddDriver(dc, apis, settings, out);
+    internal::AddDriver(dc, apis, out);  // the device plugin rides in the Module
   } else if (!dc.DraMode()) {
-    internal::AddPreinstalledPlugin(dc, settings, out);
+    internal::AddPreinstalledPlugin(dc, out);
   }
   if (dc.DraMode()) {
-    internal::AddDra(dc, out);
+    internal::AddDra(dc, apis, out);  // instead of the plugin, scheduler and extender
   } else {
-    internal::AddScheduler(dc, settings, out);
+    internal::AddScheduler(dc, apis, settings, out);
   }
   internal::AddMetrics(dc, apis, settings, out);
   return out;

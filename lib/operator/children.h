@@ -51,6 +51,10 @@ inline constexpr char kManagedByValue[] = "neuron-operator";
 inline constexpr char kComponentLabel[] = "k8s.aws/component";
 std::string OwnerLabelValue(const DeviceConfig& dc);
 
+// The schedulerName pods set to be placed by this DeviceConfig's Neuron scheduler:
+// "neuron-scheduler" for a DeviceConfig named neuron, else "<name>-neuron-scheduler".
+std::string SchedulerProfileName(const DeviceConfig& dc);
+
 // The desired objects in apply order (RBAC and config before the workloads that use them).
 // `dc` must be valid (ValidateDeviceConfig empty). Objects whose API is not served are left
 // out. Namespaced children live in dc.ns and carry a controller ownerReference to `dc`.

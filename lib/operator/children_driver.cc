@@ -1,6 +1,6 @@
 // File: lib/operator/children_driver.cc
-// The driver (a KMM Module that also runs the device plugin), or in driverMode preinstalled
-// the device plugin as the operator's own DaemonSet.
+// The driver: a KMM Module that loads neuron.ko and runs our device plugin on the nodes where it
+// is loaded; or, in driverMode preinstalled, our device plugin as the operator's own DaemonSet.
 #include "absl/strings/str_cat.h"
 #include "lib/operator/children_internal.h"
 
@@ -8,132 +8,134 @@ namespace neuron::op::internal {
 namespace {
 
 constexpr char kPluginDir[] = "/var/lib/kubelet/device-plugins";
+constexpr char kPodResourcesDir[] = "/var/lib/kubelet/pod-resources";
 
-// Our node agent's NFD rule (children_nfd.cc) sets this label on every Neuron node. NFD's own
-// PCI label is not a safe default: Neuron devices are class 0880, outside NFD's default class
-// whitelist, so `pci-1d0f.present` (the seed's default) appears only on a reconfigured NFD.
-json DefaultNodeSelector() { return {{"feature.node.kubernetes.io/aws-neuron", "true"}}; }
+// NFD's own PCI label is no default: Neuron devices are PCI class 0880, outside NFD's default
+// class whitelist, so the seed's `pci-1d0f.present` (and `pci-0880_1d0f.present`) appear only on
+// a reconfigured NFD. Our NodeFeatureRule makes a default NFD set this label from its PCI scan.
+// (A Module selector is one equality map: it cannot OR terms as the DaemonSets' affinity does.)
+json DefaultModuleSelector() { return {{"feature.node.kubernetes.io/aws-neuron", "true"}}; }
 
-std::string PluginServiceAccountAndRbac(const DeviceConfig& dc, std::vector<Child>& out) {
-  const std::string sa = dc.name + "-device-plugin";
-  out.push_back({{"", "v1", "serviceaccounts", true},
-                 ServiceAccount(dc, sa, Component::kDevicePlugin),
-                 Component::kDevicePlugin});
-  AddClusterRole(dc, ClusterName(dc, "device-plugin"), DevicePluginRbacRules(), sa,
-                 Component::kDevicePlugin, out);
+// Our neuron-device-plugin, as deploy/device-plugin/daemonset.yaml runs it. KMM's container
+// spec has neither name nor securityContext (KMM names it and runs it privileged).
+json PluginContainer(const DeviceConfig& dc, bool for_kmm) {
+  json mounts = json::array();
+  if (!for_kmm) {  // KMM mounts the kubelet's device-plugin directory itself
+    mounts.push_back({{"name", "device-plugins"}, {"mountPath", kPluginDir}});
+  }
+  // PodResources: what pods hold (one piece of silicon, one pod) and the annotation handshake.
+  mounts.push_back({{"name", "pod-resources"}, {"mountPath", kPodResourcesDir}});
+  mounts.push_back({{"name", "host-sys"}, {"mountPath", "/host/sys"}, {"readOnly", true}});
+  mounts.push_back({{"name", "host-dev"}, {"mountPath", "/host/dev"}, {"readOnly", true}});
+  mounts.push_back(NeuronOptMount());
+  json c = {
+      {"image", dc.spec.device_plugin_image},
+      {"command", {"/usr/local/bin/neuron-device-plugin"}},
+      {"args",
+       {"--host-root=/host", absl::StrCat("--device-plugin-dir=", kPluginDir),
+        absl::StrCat("--pod-resources-socket=", kPodResourcesDir, "/kubelet.sock")}},
+      {"env", json::array({FieldRefEnv("NODE_NAME", "spec.nodeName")})},
+      {"resources",
+       {{"requests", {{"cpu", "10m"}, {"memory", "32Mi"}}}, {"limits", {{"memory", "128Mi"}}}}},
+      {"volumeMounts", std::move(mounts)}};
+  if (!for_kmm) {
+    c["name"] = "device-plugin";
+    // Sockets in host directories and reads of sysfs: no privilege, no writable root.
+    c["securityContext"] = {{"readOnlyRootFilesystem", true},
+                            {"allowPrivilegeEscalation", false},
+                            {"capabilities", {{"drop", {"ALL"}}}}};
+  }
+  return c;
+}
+
+json PluginVolumes(bool for_kmm) {
+  json v = json::array();
+  if (!for_kmm) v.push_back(HostPathVolume("device-plugins", kPluginDir));
+  v.push_back(HostPathVolume("pod-resources", kPodResourcesDir));
+  v.push_back(HostPathVolume("host-sys", "/sys"));
+  v.push_back(HostPathVolume("host-dev", "/dev"));
+  v.push_back(NeuronOptVolume());
+  return v;
+}
+
+// The plugin's account: it reads the pods of its node (list + watch for its cache, get) and
+// merge-patches its own annotation keys on them. Nothing on nodes. Returns the account name.
+std::string AddPluginAccount(const DeviceConfig& dc, std::vector<Child>& out) {
+  std::string sa = dc.name + "-device-plugin";
+  out.push_back(ServiceAccount(dc, sa, Component::kDevicePlugin));
+  const json rules = json::array({{{"apiGroups", {""}},
+                                   {"resources", {"pods"}},
+                                   {"verbs", {"get", "list", "watch", "patch"}}}});
+  AddClusterRole(dc, ClusterName(dc, "device-plugin"), rules, sa, Component::kDevicePlugin, out);
   return sa;
 }
 
 }  // namespace
 
-json DevicePluginRbacRules() {
-  // Exactly what the plugin calls: its node's pods (list + watch for the cache, get) and merge
-  // patches of its own annotation keys (the allocation handshake). Nothing on nodes.
-  return json::array({{{"apiGroups", {""}},
-                       {"resources", {"pods"}},
-                       {"verbs", {"get", "list", "watch", "patch"}}}});
-}
-
-json DevicePluginContainer(const std::string& image) {
-  return {
-      {"name", "device-plugin"},
-      {"image", image},
-      {"command", {"/usr/local/bin/neuron-device-plugin"}},
-      {"args",
-       {"--host-root=/host", absl::StrCat("--device-plugin-dir=", kPluginDir),
-        "--pod-resources-socket=/var/lib/kubelet/pod-resources/kubelet.sock"}},
-      {"env", json::array({{{"name", "NODE_NAME"},
-                            {"valueFrom", {{"fieldRef", {{"fieldPath", "spec.nodeName"}}}}}}})},
-      {"resources",
-       {{"requests", {{"cpu", "10m"}, {"memory", "32Mi"}}}, {"limits", {{"memory", "128Mi"}}}}},
-      {"securityContext",
-       {{"readOnlyRootFilesystem", true},
-        {"allowPrivilegeEscalation", false},
-        {"capabilities", {{"drop", {"ALL"}}}}}},
-      {"volumeMounts",
-       json::array({{{"name", "pod-resources"}, {"mountPath", "/var/lib/kubelet/pod-resources"}},
-                    {{"name", "host-sys"}, {"mountPath", "/host/sys"}, {"readOnly", true}},
-                    {{"name", "host-dev"}, {"mountPath", "/host/dev"}, {"readOnly", true}}})}};
-}
-
-json DevicePluginVolumes() {
-  auto host = [](const char* name, const char* path) {
-    return json{{"name", name}, {"hostPath", {{"path", path}, {"type", "Directory"}}}};
-  };
-  return json::array({host("pod-resources", "/var/lib/kubelet/pod-resources"),
-                      host("host-sys", "/sys"), host("host-dev", "/dev")});
-}
-
-void AddDriver(const DeviceConfig& dc, const ClusterApis& apis, const OperatorSettings&,
-               std::vector<Child>& out) {
-  const std::string plugin_sa = PluginServiceAccountAndRbac(dc, out);
+void AddDriver(const DeviceConfig& dc, const ClusterApis& apis, std::vector<Child>& out) {
+  if (!apis.kmm) return;  // the reconciler reports that KMM is not installed
+  const bool plugin = !dc.DraMode() && !dc.spec.device_plugin_image.empty();
+  const std::string plugin_sa = plugin ? AddPluginAccount(dc, out) : "";
+  // KMM's worker pods (modprobe) run under this account. It needs no API access on Kubernetes;
+  // OpenShift must also let it use the privileged SCC.
   const std::string loader_sa = dc.name + "-module-loader";
-  // KMM's worker pods run under this account (OpenShift binds the privileged SCC to it).
-  out.push_back({{"", "v1", "serviceaccounts", true},
-                 ServiceAccount(dc, loader_sa, Component::kDriver),
-                 Component::kDriver});
-  if (!apis.kmm) return;  // the reconciler reports KMMNotInstalled
+  out.push_back(ServiceAccount(dc, loader_sa, Component::kDriver));
 
   json mapping = {{"regexp", "^.+$"},
                   {"containerImage", dc.spec.drivers_image + "-${KERNEL_VERSION}"},
                   {"inTreeModulesToRemove", {"neuron"}}};
-  json container = {{"modprobe", {{"moduleName", "neuron"}}},
-                    {"kernelMappings", json::array({mapping})},
-                    {"imagePullPolicy", "Always"}};
-  if (!dc.spec.driver_version.empty()) container["version"] = dc.spec.driver_version;
+  json loader = {{"modprobe", {{"moduleName", "neuron"}}},
+                 {"kernelMappings", json::array({std::move(mapping)})},
+                 {"imagePullPolicy", "Always"}};
+  // With a version, KMM loads the module only on nodes labelled
+  // kmm.node.kubernetes.io/version-module.<ns>.<name>=<version> (the ordered upgrade).
+  if (!dc.spec.driver_version.empty()) loader["version"] = dc.spec.driver_version;
 
-  // KMM mounts /var/lib/kubelet/device-plugins itself and runs the container privileged.
-  json plugin = {{"serviceAccountName", plugin_sa},
-                 {"container", DevicePluginContainer(dc.spec.device_plugin_image)},
-                 {"volumes", DevicePluginVolumes()}};
-  plugin["container"].erase("securityContext");
-  plugin["container"].erase("resources");
-
-  json m = Object(dc, "kmm.sigs.x-k8s.io/v1beta1", "Module", dc.name, Component::kDriver);
-  m["spec"] = {
-      {"selector", dc.spec.selector.empty() ? DefaultNodeSelector() : json(dc.spec.selector)},
-      {"moduleLoader", {{"serviceAccountName", loader_sa}, {"container", container}}},
-      // Upgrades taint a node NoExecute (driver upgrade) and drains cordon it: the loader must
-      // stay to unload the module only after the plugin has gone.
+  json spec = {
+      {"selector", dc.spec.selector.empty() ? DefaultModuleSelector() : json(dc.spec.selector)},
+      {"moduleLoader", {{"serviceAccountName", loader_sa}, {"container", std::move(loader)}}},
+      // KMM gives its pods only these. A driver upgrade taints the node NoExecute and a drain
+      // cordons it: the loader must stay to unload the module after the plugin has gone (the
+      // seed's fix for modprobe -r failing under a live plugin). Neuron node groups are often
+      // tainted aws.amazon.com/neuron, and the loader and plugin must run there.
       {"tolerations", json::array({{{"key", "aws-neuron-driver-upgrade"},
                                     {"operator", "Equal"},
                                     {"value", "true"},
                                     {"effect", "NoExecute"}},
                                    {{"key", "node.kubernetes.io/unschedulable"},
                                     {"operator", "Exists"},
+                                    {"effect", "NoSchedule"}},
+                                   {{"key", "aws.amazon.com/neuron"},
+                                    {"operator", "Exists"},
                                     {"effect", "NoSchedule"}}})}};
-  if (!dc.DraMode()) m["spec"]["devicePlugin"] = plugin;
-  if (!dc.spec.image_repo_secret.empty()) {
-    m["spec"]["imageRepoSecret"] = {{"name", dc.spec.image_repo_secret}};
+  if (plugin) {
+    // KMM runs the plugin privileged (not ours to choose). It talks to the API server with the
+    // ordinary service-account token, so the seed's projected kubelet-CA volume (an OpenShift
+    // kubelet-serving CA merged into kube-root-kubelet-ca) is not needed: it is left out.
+    spec["devicePlugin"] = {{"serviceAccountName", plugin_sa},
+                            {"container", PluginContainer(dc, /*for_kmm=*/true)},
+                            {"volumes", PluginVolumes(/*for_kmm=*/true)}};
   }
-  out.push_back(
-      {{"kmm.sigs.x-k8s.io", "v1beta1", "modules", true}, std::move(m), Component::kDriver});
+  if (!dc.spec.image_repo_secret.empty()) {
+    spec["imageRepoSecret"] = {{"name", dc.spec.image_repo_secret}};  // KMM's pods pull with it
+  }
+  json m = Object(dc, "kmm.sigs.x-k8s.io/v1beta1", "Module", dc.name, Component::kDriver);
+  m["spec"] = std::move(spec);
+  out.push_back({kModules, std::move(m), Component::kDriver});
 }
 
-void AddPreinstalledPlugin(const DeviceConfig& dc, const OperatorSettings&,
-                           std::vector<Child>& out) {
-  const std::string sa = PluginServiceAccountAndRbac(dc, out);
-  const std::string name = dc.name + "-device-plugin";
-  json container = DevicePluginContainer(dc.spec.device_plugin_image);
-  container["volumeMounts"].push_back({{"name", "device-plugins"}, {"mountPath", kPluginDir}});
-  json volumes = DevicePluginVolumes();
-  volumes.push_back(
-      {{"name", "device-plugins"}, {"hostPath", {{"path", kPluginDir}, {"type", "Directory"}}}});
-  json pod = {
-      {"serviceAccountName", sa},
-      {"priorityClassName", "system-node-critical"},
-      {"tolerations",
-       json::array(
-           {{{"key", "aws.amazon.com/neuron"}, {"operator", "Exists"}, {"effect", "NoSchedule"}}})},
-      {"containers", json::array({container})},
-      {"volumes", volumes}};
+void AddPreinstalledPlugin(const DeviceConfig& dc, std::vector<Child>& out) {
+  if (dc.spec.device_plugin_image.empty()) return;
+  const std::string sa = AddPluginAccount(dc, out);
+  json pod = {{"serviceAccountName", sa},
+              {"priorityClassName", "system-node-critical"},
+              {"tolerations", NeuronTolerations()},
+              {"containers", json::array({PluginContainer(dc, /*for_kmm=*/false)})},
+              {"volumes", PluginVolumes(/*for_kmm=*/false)}};
   PlaceOnNeuronNodes(dc, pod);
-  AddPullSecret(dc, pod);
-  json ds = Object(dc, "apps/v1", "DaemonSet", name, Component::kDevicePlugin);
-  ds["spec"] = {{"selector", {{"matchLabels", SelectorLabels(name)}}},
-                {"updateStrategy", {{"type", "RollingUpdate"}}},
-                {"template", {{"metadata", {{"labels", PodLabels(name)}}}, {"spec", pod}}}};
-  out.push_back({k8s::resources::kDaemonSets, std::move(ds), Component::kDevicePlugin});
+  out.push_back({k8s::resources::kDaemonSets,
+                 DaemonSet(dc, dc.name + "-device-plugin", Component::kDevicePlugin, pod),
+                 Component::kDevicePlugin});
 }
 
 }  // namespace neuron::op::internal

@@ -1,11 +1,13 @@
 // File: lib/operator/children_internal.h
-// What every child builder shares: object metadata (names, labels, ownerReference), pod
-// template details (pull secret, node placement), and the builders per component.
+// What the child builders share: object metadata (labels, the controller ownerReference),
+// pod-template pieces (pull secret, placement on Neuron nodes, tolerations, host paths), RBAC
+// helpers, and one entry point per component (each in its own children_<component>.cc).
 #pragma once
 
 #include <string>
 #include <vector>
 
+#include "lib/k8s/resource.h"
 #include "lib/operator/children.h"
 #include "nlohmann/json.hpp"
 
@@ -13,44 +15,72 @@ namespace neuron::op::internal {
 
 using nlohmann::json;
 
-// apiVersion/kind/metadata for a child. Namespaced children live in dc.ns with a controller
-// ownerReference; cluster-scoped ones only carry the owner label.
-json Object(const DeviceConfig& dc, const char* api_version, const char* kind,
+inline const k8s::ResourceRef kServiceAccounts{"", "v1", "serviceaccounts", true};
+inline const k8s::ResourceRef kRoles{"rbac.authorization.k8s.io", "v1", "roles", true};
+inline const k8s::ResourceRef kRoleBindings{"rbac.authorization.k8s.io", "v1", "rolebindings",
+                                            true};
+inline const k8s::ResourceRef kClusterRoles{"rbac.authorization.k8s.io", "v1", "clusterroles",
+                                            false};
+inline const k8s::ResourceRef kClusterRoleBindings{"rbac.authorization.k8s.io", "v1",
+                                                   "clusterrolebindings", false};
+inline const k8s::ResourceRef kModules{"kmm.sigs.x-k8s.io", "v1beta1", "modules", true};
+inline const k8s::ResourceRef kServiceMonitors{"monitoring.coreos.com", "v1", "servicemonitors",
+                                               true};
+k8s::ResourceRef NodeFeatureRules(const std::string& nfd_group);
+
+// "k8s.aws/<version>" of the DeviceConfig as it was read (v1alpha1 or v1beta1).
+std::string OwnerApiVersion(const DeviceConfig& dc);
+
+// apiVersion, kind and metadata of a child: the common labels always; namespaced children live
+// in dc.ns with the controller ownerReference, cluster-scoped ones get no ownerReference.
+json Object(const DeviceConfig& dc, const std::string& api_version, const char* kind,
             const std::string& name, Component component, bool namespaced = true);
 
-// Labels selecting the pods of workload `name` (also put on its pod template).
+// Labels that select the pods of workload `name` (its selector, and its Service's).
 json SelectorLabels(const std::string& name);
 // Pod template labels: the selector labels plus part-of.
 json PodLabels(const std::string& name);
 
-// Adds imagePullSecrets (spec.imageRepoSecret) to a pod spec.
-void AddPullSecret(const DeviceConfig& dc, json& pod_spec);
-// Where node-level pods run: the selector as nodeSelector, or (empty selector) any node that
-// looks like a Neuron node (NFD's PCI labels, a Neuron instance type, or a label set by hand).
-void PlaceOnNeuronNodes(const DeviceConfig& dc, json& pod_spec);
+// A DaemonSet `name` running `pod` (pull secret added; placement is the caller's).
+json DaemonSet(const DeviceConfig& dc, const std::string& name, Component component, json pod);
 
-json ServiceAccount(const DeviceConfig& dc, const std::string& name, Component component);
-// A ClusterRole named `name` with `rules`, and its binding to the service account `sa`.
-void AddClusterRole(const DeviceConfig& dc, const std::string& name, const json& rules,
-                    const std::string& sa, Component component, std::vector<Child>& out);
-// Cluster-scoped names carry the namespace: two DeviceConfigs of one name in two namespaces
-// must not share them.
+// spec.imageRepoSecret as imagePullSecrets on a pod spec.
+void AddPullSecret(const DeviceConfig& dc, json& pod_spec);
+// Node-level pods: spec.selector as nodeSelector, or (empty selector) deploy/'s affinity for
+// any node that looks like a Neuron node.
+void PlaceOnNeuronNodes(const DeviceConfig& dc, json& pod_spec);
+// Node-level pods tolerate the taint Neuron node groups usually carry.
+json NeuronTolerations();
+
+json HostPathVolume(const char* name, const char* path, const char* type = "Directory");
+json FieldRefEnv(const char* name, const char* field_path);
+
+// Where the Neuron tools keep the node's Logical NeuronCore config (EKS user data writes
+// logical_nc_config there); the agent and the plugin read it under --host-root.
+inline constexpr char kNeuronOptDir[] = "/opt/aws/neuron";
+json NeuronOptVolume();
+json NeuronOptMount();
+
+// Cluster-scoped names carry the namespace: DeviceConfigs of one name in two namespaces must not
+// share a ClusterRole.
 std::string ClusterName(const DeviceConfig& dc, const std::string& suffix);
 
-// Per component, appended in apply order.
-void AddDriver(const DeviceConfig& dc, const ClusterApis& apis, const OperatorSettings& s,
-               std::vector<Child>& out);
-void AddPreinstalledPlugin(const DeviceConfig& dc, const OperatorSettings& s,
-                           std::vector<Child>& out);
-void AddScheduler(const DeviceConfig& dc, const OperatorSettings& s, std::vector<Child>& out);
+Child ServiceAccount(const DeviceConfig& dc, const std::string& name, Component component);
+// A ClusterRole `name` with `rules`, and a ClusterRoleBinding of it to service account `sa`.
+void AddClusterRole(const DeviceConfig& dc, const std::string& name, const json& rules,
+                    const std::string& sa, Component component, std::vector<Child>& out);
+// A ClusterRoleBinding `name` of an existing ClusterRole `role` to service account `sa`.
+void AddClusterRoleBinding(const DeviceConfig& dc, const std::string& name, const std::string& role,
+                           const std::string& sa, Component component, std::vector<Child>& out);
+
+// One per component, each appending its objects in apply order (accounts and RBAC first).
+void AddDriver(const DeviceConfig& dc, const ClusterApis& apis, std::vector<Child>& out);
+void AddPreinstalledPlugin(const DeviceConfig& dc, std::vector<Child>& out);
+void AddScheduler(const DeviceConfig& dc, const ClusterApis& apis, const OperatorSettings& s,
+                  std::vector<Child>& out);
 void AddMetrics(const DeviceConfig& dc, const ClusterApis& apis, const OperatorSettings& s,
                 std::vector<Child>& out);
 void AddNfdRule(const DeviceConfig& dc, const ClusterApis& apis, std::vector<Child>& out);
-void AddDra(const DeviceConfig& dc, std::vector<Child>& out);
-
-// The device plugin's container (our neuron-device-plugin) and the volumes it mounts.
-json DevicePluginContainer(const std::string& image);
-json DevicePluginVolumes();
-json DevicePluginRbacRules();
+void AddDra(const DeviceConfig& dc, const ClusterApis& apis, std::vector<Child>& out);
 
 }  // namespace neuron::op::internal

@@ -1,7 +1,8 @@
 // File: lib/operator/children_scheduler.cc
-// The Neuron-aware second kube-scheduler (its KubeSchedulerConfiguration calls our extender for
-// filter, prioritize, preempt and bind) and the extender's Deployment + Service. Mirrors
-// deploy/scheduler/, which deploy_scheduler_test checks against the v1 types.
+// The Neuron-aware second kube-scheduler and our extender (neuron-scheduler-extender) behind a
+// Service: the scheduler's KubeSchedulerConfiguration calls the extender for filter, prioritize,
+// preempt and bind. Mirrors deploy/scheduler/ (checked by deploy_scheduler_test) with names
+// per DeviceConfig.
 #include "absl/strings/str_cat.h"
 #include "lib/operator/children_internal.h"
 
@@ -9,33 +10,35 @@ namespace neuron::op::internal {
 namespace {
 
 constexpr int kExtenderPort = 12345;
-const k8s::ResourceRef kSa{"", "v1", "serviceaccounts", true};
-const k8s::ResourceRef kRoles{"rbac.authorization.k8s.io", "v1", "roles", true};
-const k8s::ResourceRef kRoleBindings{"rbac.authorization.k8s.io", "v1", "rolebindings", true};
-const k8s::ResourceRef kClusterRoleBindings{"rbac.authorization.k8s.io", "v1",
-                                            "clusterrolebindings", false};
+constexpr int kSchedulerSecurePort = 10259;
+constexpr char kConfigDir[] = "/etc/kubernetes/neuron-scheduler";
+constexpr char kConfigKey[] = "neuron-scheduler-config.yaml";
 
 std::string SchedulerName(const DeviceConfig& dc) { return dc.name + "-custom-scheduler"; }
 std::string ExtenderName(const DeviceConfig& dc) { return dc.name + "-custom-scheduler-extension"; }
-// Pods opt in with spec.schedulerName; the default DeviceConfig keeps the familiar name.
-std::string ProfileName(const DeviceConfig& dc) {
-  return dc.name == "neuron" ? "neuron-scheduler" : dc.name + "-neuron-scheduler";
-}
 
+// See deploy/scheduler/kube-scheduler.yaml for why each extender field has its value. The
+// leader-election Lease is named after the Deployment, in the DeviceConfig's namespace.
 std::string SchedulerConfig(const DeviceConfig& dc) {
-  return absl::StrCat(
+  return absl::StrCat(  //
       "apiVersion: kubescheduler.config.k8s.io/v1\n"
       "kind: KubeSchedulerConfiguration\n"
       "leaderElection:\n"
       "  leaderElect: true\n"
       "  resourceName: ",
-      SchedulerName(dc), "\n", "  resourceNamespace: ", dc.ns, "\n",
+      SchedulerName(dc),
+      "\n"
+      "  resourceNamespace: ",
+      dc.ns,
+      "\n"
       "profiles:\n"
       "  - schedulerName: ",
-      ProfileName(dc), "\n",
+      SchedulerProfileName(dc),
+      "\n"
       "extenders:\n"
       "  - urlPrefix: http://",
-      ExtenderName(dc), ".", dc.ns, ".svc:", kExtenderPort, "\n",
+      ExtenderName(dc), ".", dc.ns, ".svc:", kExtenderPort,
+      "\n"
       "    filterVerb: filter\n"
       "    prioritizeVerb: prioritize\n"
       "    weight: 5\n"
@@ -52,14 +55,14 @@ std::string SchedulerConfig(const DeviceConfig& dc) {
       "        ignoredByScheduler: false\n");
 }
 
-json RestrictedPod() {
+json RestrictedPodSecurity() {
   return {{"runAsNonRoot", true},
           {"runAsUser", 65532},
           {"runAsGroup", 65532},
           {"seccompProfile", {{"type", "RuntimeDefault"}}}};
 }
 
-json RestrictedContainer() {
+json RestrictedContainerSecurity() {
   return {{"allowPrivilegeEscalation", false},
           {"readOnlyRootFilesystem", true},
           {"capabilities", {{"drop", {"ALL"}}}}};
@@ -68,84 +71,19 @@ json RestrictedContainer() {
 json Deployment(const DeviceConfig& dc, const std::string& name, json pod) {
   AddPullSecret(dc, pod);
   json d = Object(dc, "apps/v1", "Deployment", name, Component::kScheduler);
-  d["spec"] = {{"replicas", 1},
-               {"selector", {{"matchLabels", SelectorLabels(name)}}},
-               {"template", {{"metadata", {{"labels", PodLabels(name)}}}, {"spec", pod}}}};
+  d["metadata"]["labels"]["app.kubernetes.io/name"] = name;
+  d["spec"] = {
+      {"replicas", 1},
+      {"selector", {{"matchLabels", SelectorLabels(name)}}},
+      {"template", {{"metadata", {{"labels", PodLabels(name)}}}, {"spec", std::move(pod)}}}};
   return d;
-}
-
-void AddBinding(const DeviceConfig& dc, const std::string& suffix, const char* role,
-                const std::string& sa, std::vector<Child>& out) {
-  json b = Object(dc, "rbac.authorization.k8s.io/v1", "ClusterRoleBinding", ClusterName(dc, suffix),
-                  Component::kScheduler, false);
-  b["roleRef"] = {
-      {"apiGroup", "rbac.authorization.k8s.io"}, {"kind", "ClusterRole"}, {"name", role}};
-  b["subjects"] = json::array({{{"kind", "ServiceAccount"}, {"name", sa}, {"namespace", dc.ns}}});
-  out.push_back({kClusterRoleBindings, std::move(b), Component::kScheduler});
-}
-
-void AddKubeScheduler(const DeviceConfig& dc, const OperatorSettings& s, std::vector<Child>& out) {
-  const std::string name = SchedulerName(dc);
-  const std::string config = dc.name + "-scheduler-config";
-  json cm = Object(dc, "v1", "ConfigMap", config, Component::kScheduler);
-  cm["data"] = {{"scheduler-config.yaml", SchedulerConfig(dc)}};
-  out.push_back({k8s::resources::kConfigMaps, std::move(cm), Component::kScheduler});
-  out.push_back({kSa, ServiceAccount(dc, name, Component::kScheduler), Component::kScheduler});
-  // What any kube-scheduler needs, from the roles Kubernetes ships for it.
-  AddBinding(dc, "kube-scheduler", "system:kube-scheduler", name, out);
-  AddBinding(dc, "volume-scheduler", "system:volume-scheduler", name, out);
-  // system:kube-scheduler may only get/update the lease named kube-scheduler: ours needs its own.
-  json role = Object(dc, "rbac.authorization.k8s.io/v1", "Role", name + "-leader-election",
-                     Component::kScheduler);
-  role["rules"] = json::array(
-      {{{"apiGroups", {"coordination.k8s.io"}}, {"resources", {"leases"}}, {"verbs", {"create"}}},
-       {{"apiGroups", {"coordination.k8s.io"}},
-        {"resources", {"leases"}},
-        {"resourceNames", {name}},
-        {"verbs", {"get", "update"}}}});
-  out.push_back({kRoles, std::move(role), Component::kScheduler});
-  json rb = Object(dc, "rbac.authorization.k8s.io/v1", "RoleBinding", name + "-leader-election",
-                   Component::kScheduler);
-  rb["roleRef"] = {{"apiGroup", "rbac.authorization.k8s.io"},
-                   {"kind", "Role"},
-                   {"name", name + "-leader-election"}};
-  rb["subjects"] =
-      json::array({{{"kind", "ServiceAccount"}, {"name", name}, {"namespace", dc.ns}}});
-  out.push_back({kRoleBindings, std::move(rb), Component::kScheduler});
-
-  const std::string image = dc.spec.custom_scheduler_image.empty() ? s.kube_scheduler_image
-                                                                   : dc.spec.custom_scheduler_image;
-  json container = {
-      {"name", "kube-scheduler"},
-      {"image", image},
-      {"command",
-       {"/usr/local/bin/kube-scheduler",
-        "--config=/etc/kubernetes/neuron-scheduler/scheduler-config.yaml", "--v=2"}},
-      {"livenessProbe",
-       {{"httpGet", {{"path", "/livez"}, {"port", 10259}, {"scheme", "HTTPS"}}},
-        {"initialDelaySeconds", 15}}},
-      {"readinessProbe",
-       {{"httpGet", {{"path", "/readyz"}, {"port", 10259}, {"scheme", "HTTPS"}}}}},
-      {"resources", {{"requests", {{"cpu", "100m"}, {"memory", "128Mi"}}}}},
-      {"securityContext", RestrictedContainer()},
-      {"volumeMounts", json::array({{{"name", "config"},
-                                     {"mountPath", "/etc/kubernetes/neuron-scheduler"},
-                                     {"readOnly", true}},
-                                    {{"name", "tmp"}, {"mountPath", "/tmp"}}})}};
-  json pod = {{"serviceAccountName", name},
-              {"priorityClassName", "system-cluster-critical"},
-              {"securityContext", RestrictedPod()},
-              {"containers", json::array({container})},
-              {"volumes", json::array({{{"name", "config"}, {"configMap", {{"name", config}}}},
-                                       {{"name", "tmp"}, {"emptyDir", json::object()}}})}};
-  out.push_back({k8s::resources::kDeployments, Deployment(dc, name, pod), Component::kScheduler});
 }
 
 void AddExtender(const DeviceConfig& dc, std::vector<Child>& out) {
   const std::string name = ExtenderName(dc);
-  out.push_back({kSa, ServiceAccount(dc, name, Component::kScheduler), Component::kScheduler});
-  // Exactly what it calls: its view (nodes, pods), bind (patch pod annotations, pods/binding)
-  // and Events on the pod.
+  out.push_back(ServiceAccount(dc, name, Component::kScheduler));
+  // Exactly what it calls: list + watch Nodes and Pods (its view), get a pod and merge-patch its
+  // annotations (bind), create pods/binding, and create or patch Events on the pod.
   const json rules = json::array(
       {{{"apiGroups", {""}}, {"resources", {"nodes"}}, {"verbs", {"list", "watch"}}},
        {{"apiGroups", {""}}, {"resources", {"pods"}}, {"verbs", {"get", "list", "watch", "patch"}}},
@@ -153,40 +91,122 @@ void AddExtender(const DeviceConfig& dc, std::vector<Child>& out) {
        {{"apiGroups", {""}}, {"resources", {"events"}}, {"verbs", {"create", "patch"}}}});
   AddClusterRole(dc, ClusterName(dc, "scheduler-extension"), rules, name, Component::kScheduler,
                  out);
+
   json svc = Object(dc, "v1", "Service", name, Component::kScheduler);
+  svc["metadata"]["labels"]["app.kubernetes.io/name"] = name;
   svc["spec"] = {{"selector", SelectorLabels(name)},
                  {"ports", json::array({{{"name", "http"},
                                          {"port", kExtenderPort},
                                          {"targetPort", "http"},
                                          {"protocol", "TCP"}}})}};
   out.push_back({k8s::resources::kServices, std::move(svc), Component::kScheduler});
+
   json container = {
       {"name", "extender"},
       {"image", dc.spec.scheduler_extension_image},
       {"command", {"/usr/local/bin/neuron-scheduler-extender"}},
-      {"args", {absl::StrCat("--listen=0.0.0.0:", kExtenderPort)}},
+      {"args",
+       {absl::StrCat("--listen=0.0.0.0:", kExtenderPort), "--policy=binpack", "--log-json"}},
       {"ports",
        json::array({{{"name", "http"}, {"containerPort", kExtenderPort}, {"protocol", "TCP"}}})},
-      {"livenessProbe", {{"httpGet", {{"path", "/healthz"}, {"port", "http"}}}}},
-      {"readinessProbe", {{"httpGet", {{"path", "/readyz"}, {"port", "http"}}}}},
+      // Ready once the Node and Pod lists are in its view.
+      {"readinessProbe",
+       {{"httpGet", {{"path", "/readyz"}, {"port", "http"}}}, {"periodSeconds", 2}}},
+      {"livenessProbe",
+       {{"httpGet", {{"path", "/healthz"}, {"port", "http"}}},
+        {"initialDelaySeconds", 10},
+        {"periodSeconds", 10}}},
+      // ~60 MiB synced at 5,000 nodes + 50,000 pods (bench/README.md); a full-Nodes request
+      // needs several times its body while parsed.
       {"resources",
-       {{"requests", {{"cpu", "100m"}, {"memory", "64Mi"}}}, {"limits", {{"memory", "256Mi"}}}}},
-      {"securityContext", RestrictedContainer()}};
+       {{"requests", {{"cpu", "500m"}, {"memory", "128Mi"}}}, {"limits", {{"memory", "1Gi"}}}}},
+      {"securityContext", RestrictedContainerSecurity()}};
+  // Scheduled by the default scheduler: the Neuron scheduler calls this pod, so it must not
+  // depend on it to start (the seed had it scheduled by its own custom scheduler).
   json pod = {{"serviceAccountName", name},
               {"priorityClassName", "system-cluster-critical"},
-              {"securityContext", RestrictedPod()},
-              {"containers", json::array({container})}};
-  json d = Deployment(dc, name, pod);
-  // One replica rebuilt from the API after a restart: never two with separate reservations.
+              {"securityContext", RestrictedPodSecurity()},
+              {"containers", json::array({std::move(container)})}};
+  json d = Deployment(dc, name, std::move(pod));
+  // One view, one set of in-memory bind reservations: never two replicas at once.
   d["spec"]["strategy"] = {{"type", "Recreate"}};
   out.push_back({k8s::resources::kDeployments, std::move(d), Component::kScheduler});
 }
 
+void AddKubeScheduler(const DeviceConfig& dc, const ClusterApis& apis, const OperatorSettings& s,
+                      std::vector<Child>& out) {
+  const std::string name = SchedulerName(dc);
+  const std::string config = dc.name + "-scheduler-config";
+  json cm = Object(dc, "v1", "ConfigMap", config, Component::kScheduler);
+  cm["data"] = {{kConfigKey, SchedulerConfig(dc)}};
+  out.push_back({k8s::resources::kConfigMaps, std::move(cm), Component::kScheduler});
+
+  out.push_back(ServiceAccount(dc, name, Component::kScheduler));
+  // What every kube-scheduler needs: the roles Kubernetes ships for it. Left out from
+  // deploy/'s set: the RoleBinding to extension-apiserver-authentication-reader, which lives in
+  // kube-system (no owner of ours can be there, nor can the operator prune it); kube-scheduler
+  // tolerates failing that lookup, and its probe paths need no authentication.
+  AddClusterRoleBinding(dc, ClusterName(dc, "kube-scheduler"), "system:kube-scheduler", name,
+                        Component::kScheduler, out);
+  AddClusterRoleBinding(dc, ClusterName(dc, "volume-scheduler"), "system:volume-scheduler", name,
+                        Component::kScheduler, out);
+  // system:kube-scheduler covers only the Lease named kube-scheduler: ours needs its own.
+  const std::string lease_role = name + "-leader-election";
+  json role = Object(dc, "rbac.authorization.k8s.io/v1", "Role", lease_role, Component::kScheduler);
+  role["rules"] = json::array(
+      {{{"apiGroups", {"coordination.k8s.io"}}, {"resources", {"leases"}}, {"verbs", {"create"}}},
+       {{"apiGroups", {"coordination.k8s.io"}},
+        {"resources", {"leases"}},
+        {"resourceNames", {name}},
+        {"verbs", {"get", "update"}}}});
+  out.push_back({kRoles, std::move(role), Component::kScheduler});
+  json binding =
+      Object(dc, "rbac.authorization.k8s.io/v1", "RoleBinding", lease_role, Component::kScheduler);
+  binding["roleRef"] = {
+      {"apiGroup", "rbac.authorization.k8s.io"}, {"kind", "Role"}, {"name", lease_role}};
+  binding["subjects"] =
+      json::array({{{"kind", "ServiceAccount"}, {"name", name}, {"namespace", dc.ns}}});
+  out.push_back({kRoleBindings, std::move(binding), Component::kScheduler});
+
+  json command = {"/usr/local/bin/kube-scheduler",
+                  absl::StrCat("--config=", kConfigDir, "/", kConfigKey), "--v=2"};
+  // Where resource.k8s.io/v1 is not served, a DRA-enabled scheduler would wait on informers for
+  // it (the seed passes this flag then). Only then: from v1.35 the gate is locked on.
+  if (!apis.dra) command.push_back("--feature-gates=DynamicResourceAllocation=false");
+  auto probe = [](const char* path) {
+    return json{{"httpGet", {{"path", path}, {"port", kSchedulerSecurePort}, {"scheme", "HTTPS"}}}};
+  };
+  json liveness = probe("/livez");
+  liveness["initialDelaySeconds"] = 15;
+  json container = {
+      {"name", "kube-scheduler"},
+      {"image", dc.spec.custom_scheduler_image.empty() ? s.kube_scheduler_image
+                                                       : dc.spec.custom_scheduler_image},
+      {"command", std::move(command)},
+      {"livenessProbe", std::move(liveness)},
+      {"readinessProbe", probe("/readyz")},
+      {"resources", {{"requests", {{"cpu", "100m"}, {"memory", "128Mi"}}}}},
+      {"securityContext", RestrictedContainerSecurity()},
+      {"volumeMounts",
+       json::array({{{"name", "config"}, {"mountPath", kConfigDir}, {"readOnly", true}},
+                    // The root filesystem is read-only: scratch space for the binary.
+                    {{"name", "tmp"}, {"mountPath", "/tmp"}}})}};
+  json pod = {{"serviceAccountName", name},
+              {"priorityClassName", "system-cluster-critical"},
+              {"securityContext", RestrictedPodSecurity()},
+              {"containers", json::array({std::move(container)})},
+              {"volumes", json::array({{{"name", "config"}, {"configMap", {{"name", config}}}},
+                                       {{"name", "tmp"}, {"emptyDir", json::object()}}})}};
+  out.push_back(
+      {k8s::resources::kDeployments, Deployment(dc, name, std::move(pod)), Component::kScheduler});
+}
+
 }  // namespace
 
-void AddScheduler(const DeviceConfig& dc, const OperatorSettings& s, std::vector<Child>& out) {
-  AddExtender(dc, out);
-  AddKubeScheduler(dc, s, out);
+void AddScheduler(const DeviceConfig& dc, const ClusterApis& apis, const OperatorSettings& s,
+                  std::vector<Child>& out) {
+  AddExtender(dc, out);  // first, so the scheduler's first calls find its Service
+  AddKubeScheduler(dc, apis, s, out);
 }
 
 }  // namespace neuron::op::internal

@@ -3,6 +3,7 @@
 
 #include <regex>
 
+#include "absl/strings/match.h"
 #include "yaml-cpp/yaml.h"
 
 namespace neuron::op {
@@ -10,42 +11,71 @@ namespace {
 
 using nlohmann::json;
 
-// Plain scalars a YAML reader would type as null, bool or a number (YAML 1.2 core schema, plus
-// the 1.1 booleans older parsers still apply): such strings must be quoted to stay strings.
+// Plain scalars some YAML reader would not take for a string: YAML 1.2 core-schema null, bools,
+// numbers; the YAML 1.1 words (yes, on, y, ...) that Go's yaml.v2 (kubectl) still reads as
+// bools; and anything that starts like a number and holds only characters of YAML 1.1 numbers
+// and dates (1_000, 1:30, 0b101, 2001-12-14). Quoting a string that needed none is harmless;
+// "128Mi" or "10m" stay plain.
 bool ReadsAsNonString(const std::string& s) {
-  static const std::regex kNumber(
-      "[-+]?(\\.[0-9]+|[0-9]+(\\.[0-9]*)?)([eE][-+]?[0-9]+)?|0x[0-9a-fA-F]+|0o[0-7]+|"
-      "[-+]?\\.(inf|Inf|INF)|\\.(nan|NaN|NAN)");
   static const std::regex kWord(
       "~|null|Null|NULL|true|True|TRUE|false|False|FALSE|y|Y|yes|Yes|YES|n|N|no|No|NO|on|On|"
-      "ON|off|Off|OFF");
-  return s.empty() || std::regex_match(s, kWord) || std::regex_match(s, kNumber);
+      "ON|off|Off|OFF|[-+]?\\.(inf|Inf|INF)|\\.(nan|NaN|NAN)");
+  static const std::regex kNumberLike("[-+]?\\.?[0-9][0-9a-fA-FxXoO_.:+ tTzZ-]*");
+  return s.empty() || std::regex_match(s, kWord) || std::regex_match(s, kNumberLike);
+}
+
+// yaml-cpp 0.7 writes a literal block as `|` (clip) with no indentation indicator, which reads
+// back right only for text that ends in exactly one newline, has no leading space (the first
+// line would set a deeper indentation) and only printable characters and tabs.
+bool FitsLiteralBlock(const std::string& s) {
+  if (s.size() < 2 || s.back() != '\n' || s[s.size() - 2] == '\n') return false;
+  if (s.front() == ' ' || s.front() == '\n') return false;
+  for (const char ch : s) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (c < 0x20 && c != '\n' && c != '\t') return false;
+    if (c == 0x7f) return false;
+  }
+  return true;
+}
+
+void EmitString(YAML::Emitter& out, const std::string& s) {
+  if (absl::StrContains(s, '\n') && FitsLiteralBlock(s)) {
+    out << YAML::Literal << s;  // configuration files in ConfigMaps stay readable
+  } else if (ReadsAsNonString(s) || absl::StrContains(s, '\n')) {
+    out << YAML::DoubleQuoted << s;
+  } else {
+    out << s;  // yaml-cpp quotes what cannot be plain (": ", leading "- ", "#", ...)
+  }
 }
 
 void Emit(YAML::Emitter& out, const json& v) {
   switch (v.type()) {
     case json::value_t::object:
+      if (v.empty()) {
+        out << YAML::Flow << YAML::BeginMap << YAML::EndMap;  // `{}` on the key's line
+        break;
+      }
       out << YAML::BeginMap;
       for (auto it = v.begin(); it != v.end(); ++it) {
-        out << YAML::Key << it.key() << YAML::Value;
+        out << YAML::Key;
+        EmitString(out, it.key());
+        out << YAML::Value;
         Emit(out, it.value());
       }
       out << YAML::EndMap;
       break;
     case json::value_t::array:
+      if (v.empty()) {
+        out << YAML::Flow << YAML::BeginSeq << YAML::EndSeq;
+        break;
+      }
       out << YAML::BeginSeq;
       for (const json& item : v) Emit(out, item);
       out << YAML::EndSeq;
       break;
-    case json::value_t::string: {
-      const std::string& s = v.get_ref<const std::string&>();
-      if (s.find('\n') != std::string::npos) {
-        out << YAML::Literal << s;  // config files embedded in ConfigMaps stay readable
-      } else {
-        out << (ReadsAsNonString(s) ? YAML::DoubleQuoted : YAML::Auto) << s;
-      }
+    case json::value_t::string:
+      EmitString(out, v.get_ref<const std::string&>());
       break;
-    }
     case json::value_t::boolean:
       out << v.get<bool>();
       break;
@@ -56,7 +86,8 @@ void Emit(YAML::Emitter& out, const json& v) {
       out << v.get<uint64_t>();
       break;
     case json::value_t::number_float:
-      out << v.get<double>();
+      // JSON's shortest round-trip form ("0.1", "1.0"), plain so it reads back as a number.
+      out << v.dump();
       break;
     default:
       out << YAML::Null;

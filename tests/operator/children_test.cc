@@ -1,148 +1,141 @@
 // File: tests/operator/children_test.cc
-// The desired children of a DeviceConfig: golden YAML for the seed's sample (both API
-// versions), DRA mode, preinstalled mode and OpenShift with monitoring; and properties every
-// child set must have (owners, selectors that match, accounts that exist, the scheduler
-// configuration pointing at the extender's Service, every Neuron PCI id in the NFD rule).
-// UPDATE_GOLDEN=1 rewrites the golden files.
+// The desired children of a DeviceConfig: golden YAML (UPDATE_GOLDEN=1 rewrites it) for the
+// seed's sample in both API versions, DRA mode, preinstalled mode, and OpenShift NFD with a
+// ServiceMonitor; and what every child set must hold: owners, selectors that select, accounts
+// that exist, the scheduler configuration naming the extender's Service and port, every Neuron
+// PCI id in the NFD rule, objects left out when their API is not served.
+#include "lib/operator/children.h"
+
+#include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <set>
-#include <sstream>
+#include <string>
 
-#include "lib/operator/children.h"
+#include "absl/strings/str_replace.h"
 #include "lib/operator/render.h"
 #include "lib/topology/device_model.h"
-#include "tests/operator/operator_test_util.h"
+#include "tests/operator/children_test_util.h"
 
 namespace neuron::op {
 namespace {
 
+using childtest::Find;
+using childtest::Sample;
+using childtest::Variant;
+using childtest::Variants;
 using nlohmann::json;
-using testutil::LoadYaml;
-using testutil::SourcePath;
 
-DeviceConfig FromSample(const char* file) {
-  json obj = LoadYaml(file).front();
-  obj["metadata"]["uid"] = "0b8c5a52-7f4e-4a56-9c1e-000000000001";  // set by the server
-  auto dc = ParseDeviceConfig(obj);
-  REQUIRE(dc.ok());
-  REQUIRE(ValidateDeviceConfig(*dc).empty());
-  return *dc;
-}
+std::string Name(const json& obj) { return obj["metadata"]["name"].get<std::string>(); }
 
-DeviceConfig Sample() { return FromSample("deploy/operator/samples/deviceconfig-v1beta1.yaml"); }
-
-void CheckGolden(const std::string& name, const std::vector<Child>& children) {
-  const std::string path = SourcePath("tests/operator/golden/" + name + ".yaml");
-  const std::string text = RenderYaml(children);
-  if (std::getenv("UPDATE_GOLDEN") != nullptr) {
-    std::ofstream(path) << text;
-    WARN("rewrote " << path);
-    return;
-  }
-  std::ifstream in(path);
-  REQUIRE(in.good());
-  std::stringstream want;
-  want << in.rdbuf();
-  CAPTURE(path);
-  CHECK(text == want.str());
-}
-
-struct Variant {
-  const char* golden;
-  DeviceConfig dc;
-  ClusterApis apis;
-};
-
-std::vector<Variant> Variants() {
-  std::vector<Variant> v;
-  v.push_back({"sample-v1beta1", Sample(), {}});
-  v.push_back({"sample-v1alpha1",
-               FromSample("deploy/operator/samples/deviceconfig-v1alpha1.yaml"), {}});
-  DeviceConfig dra = Sample();
-  dra.spec.dra_driver_image = "public.ecr.aws/neuron/neuron-dra-driver:1.0.0";
-  dra.spec.device_plugin_image.clear();
-  dra.spec.custom_scheduler_image.clear();
-  dra.spec.scheduler_extension_image.clear();
-  ClusterApis dra_apis;
-  dra_apis.dra = true;
-  v.push_back({"dra", dra, dra_apis});
-  DeviceConfig pre = Sample();
-  pre.spec.driver_mode = DriverMode::kPreinstalled;
-  pre.spec.selector.clear();
-  pre.spec.image_repo_secret = "ecr-pull";
-  v.push_back({"preinstalled", pre, {}});
-  ClusterApis openshift;
-  openshift.nfd_group = "nfd.openshift.io";
-  openshift.service_monitor = true;
-  v.push_back({"openshift-monitoring", Sample(), openshift});
-  return v;
-}
-
-TEST_CASE("children match the golden objects", "[operator][children]") {
+TEST_CASE("children match the golden files", "[operator][children]") {
   for (const Variant& v : Variants()) {
-    OperatorSettings s;
-    CheckGolden(v.golden, DesiredChildren(v.dc, v.apis, s));
-  }
-}
-
-TEST_CASE("rendered YAML reads back as the same objects", "[operator][children]") {
-  for (const Variant& v : Variants()) {
-    const std::vector<Child> children = DesiredChildren(v.dc, v.apis, {});
-    auto docs = ParseYamlDocuments(RenderYaml(children));
-    REQUIRE(docs.ok());
-    REQUIRE(docs->size() == children.size());
-    for (size_t i = 0; i < children.size(); ++i) {
-      CAPTURE(v.golden, i);
-      CHECK((*docs)[i] == children[i].object);
+    const std::string rel = "tests/operator/golden/" + v.golden + ".yaml";
+    const std::string text = RenderYaml(DesiredChildren(v.dc, v.apis, {}));
+    CHECK(text == RenderYaml(DesiredChildren(v.dc, v.apis, {})));  // deterministic
+    if (std::getenv("UPDATE_GOLDEN") != nullptr) {
+      std::ofstream(childtest::SourcePath(rel)) << text;
+      WARN("rewrote " << rel);
+      continue;
     }
+    CAPTURE(rel);
+    CHECK(text == childtest::ReadFile(rel));
   }
+}
+
+TEST_CASE("the API versions differ only in the ownerReference", "[operator][children]") {
+  const std::vector<Variant> v = Variants();
+  REQUIRE(v[1].golden == "sample-v1alpha1");
+  const std::string alpha = absl::StrReplaceAll(RenderYaml(DesiredChildren(v[1].dc, v[1].apis, {})),
+                                                {{"k8s.aws/v1alpha1", "k8s.aws/v1beta1"}});
+  CHECK(alpha == RenderYaml(DesiredChildren(v[0].dc, v[0].apis, {})));
 }
 
 TEST_CASE("every child set holds together", "[operator][children]") {
-  for (const Variant& v : Variants()) {
+  std::vector<Variant> all = Variants();
+  ClusterApis bare;  // plain Kubernetes without KMM or NFD
+  bare.kmm = false;
+  bare.nfd_group = "";
+  all.push_back({"bare", Sample(), bare});
+  for (const Variant& v : all) {
     const std::vector<Child> children = DesiredChildren(v.dc, v.apis, {});
-    std::set<std::string> accounts, names;
+    const std::vector<k8s::ResourceRef> kinds = ChildKinds(v.apis);
+    std::set<std::string> accounts, cluster_roles, names;
     for (const Child& c : children) {
-      if (c.object["kind"] == "ServiceAccount") accounts.insert(c.object["metadata"]["name"]);
+      if (c.object["kind"] == "ServiceAccount") accounts.insert(Name(c.object));
+      if (c.object["kind"] == "ClusterRole") cluster_roles.insert(Name(c.object));
     }
     for (const Child& c : children) {
       const json& meta = c.object["metadata"];
-      CAPTURE(v.golden, c.object["kind"], meta["name"]);
-      CHECK(names.insert(c.ref.resource + "/" + meta["name"].get<std::string>()).second);
-      CHECK(meta["labels"][kOwnerLabel] == OwnerLabelValue(v.dc));
-      CHECK(meta["labels"][kComponentLabel] == ComponentName(c.component));
-      CHECK(meta.contains("namespace") == c.ref.namespaced);
-      if (c.ref.namespaced) {
-        REQUIRE(meta["ownerReferences"].size() == 1);
-        CHECK(meta["ownerReferences"][0]["uid"] == v.dc.uid);
-        CHECK(meta["ownerReferences"][0]["controller"] == true);
-        CHECK(meta["ownerReferences"][0]["apiVersion"] == v.dc.api_version);
-      } else {
-        CHECK_FALSE(meta.contains("ownerReferences"));  // a namespaced owner is invalid here
-      }
       const std::string kind = c.object["kind"];
-      if (kind == "DaemonSet" || kind == "Deployment") {
-        const json& sel = c.object["spec"]["selector"]["matchLabels"];
-        const json& pod_labels = c.object["spec"]["template"]["metadata"]["labels"];
-        for (auto& [k, val] : sel.items()) CHECK(pod_labels.value(k, json()) == val);
-        const json& pod = c.object["spec"]["template"]["spec"];
-        CHECK(accounts.count(pod["serviceAccountName"].get<std::string>()) == 1);
-        if (!v.dc.spec.image_repo_secret.empty()) {
-          CHECK(pod["imagePullSecrets"][0]["name"] == v.dc.spec.image_repo_secret);
+      CAPTURE(v.golden, kind, Name(c.object));
+      CHECK(c.object["apiVersion"] == c.ref.GroupVersion());
+      CHECK(std::find(kinds.begin(), kinds.end(), c.ref) != kinds.end());  // pruning sees it
+      CHECK(names.insert(c.ref.resource + "/" + Name(c.object)).second);
+      CHECK(meta["labels"][kOwnerLabel] == OwnerLabelValue(v.dc));
+      CHECK(meta["labels"][kManagedByLabel] == kManagedByValue);
+      CHECK(meta["labels"][kComponentLabel] == ComponentName(c.component));
+      if (c.ref.namespaced) {
+        CHECK(meta["namespace"] == v.dc.ns);
+        REQUIRE(meta["ownerReferences"].size() == 1);
+        const json& owner = meta["ownerReferences"][0];
+        CHECK(owner == json{{"apiVersion", v.dc.api_version},
+                            {"kind", "DeviceConfig"},
+                            {"name", v.dc.name},
+                            {"uid", v.dc.uid},
+                            {"controller", true},
+                            {"blockOwnerDeletion", true}});
+      } else {
+        // A namespaced owner is invalid for a cluster-scoped dependent; names carry the
+        // namespace so two DeviceConfigs of one name cannot collide.
+        CHECK_FALSE(meta.contains("ownerReferences"));
+        CHECK_FALSE(meta.contains("namespace"));
+        CHECK(Name(c.object).rfind(v.dc.ns + "-" + v.dc.name + "-", 0) == 0);
+      }
+      if (kind == "ClusterRoleBinding" || kind == "RoleBinding") {
+        for (const json& s : c.object["subjects"]) CHECK(accounts.count(s["name"]) == 1);
+        const std::string role = c.object["roleRef"]["name"];
+        if (kind == "ClusterRoleBinding") {
+          CHECK((cluster_roles.count(role) == 1 || role.rfind("system:", 0) == 0));
+        } else {
+          CHECK(Find(children, "Role", role) != nullptr);
         }
-        if (kind == "DaemonSet") {
-          CHECK((pod.contains("nodeSelector") || pod.contains("affinity")));
+      }
+      if (kind == "DaemonSet" || kind == "Deployment") {
+        const json& spec = c.object["spec"];
+        const json& pod_labels = spec["template"]["metadata"]["labels"];
+        REQUIRE_FALSE(spec["selector"]["matchLabels"].empty());
+        for (auto& [k, val] : spec["selector"]["matchLabels"].items()) {
+          CHECK(pod_labels.value(k, json()) == val);
+        }
+        const json& pod = spec["template"]["spec"];
+        CHECK(accounts.count(pod["serviceAccountName"].get<std::string>()) == 1);
+        if (v.dc.spec.image_repo_secret.empty()) {
+          CHECK_FALSE(pod.contains("imagePullSecrets"));
+        } else {
+          CHECK(pod["imagePullSecrets"] == json::array({{{"name", v.dc.spec.image_repo_secret}}}));
+        }
+        if (kind == "DaemonSet") CHECK((pod.contains("nodeSelector") || pod.contains("affinity")));
+        for (const json& ctr : pod["containers"]) {
+          CHECK_FALSE(ctr.value("image", std::string()).empty());
+          CHECK_FALSE(ctr.value("securityContext", json::object()).value("privileged", false));
         }
       }
       if (kind == "Module") {
-        CHECK(accounts.count(c.object["spec"]["moduleLoader"]["serviceAccountName"]) == 1);
+        const json& spec = c.object["spec"];
+        CHECK(accounts.count(spec["moduleLoader"]["serviceAccountName"]) == 1);
+        CHECK(spec.value("imageRepoSecret", json::object()).value("name", "") ==
+              v.dc.spec.image_repo_secret);
         // DRA replaces the device plugin: KMM only loads the driver then.
-        REQUIRE(c.object["spec"].contains("devicePlugin") == !v.dc.DraMode());
+        REQUIRE(spec.contains("devicePlugin") == !v.dc.DraMode());
         if (v.dc.DraMode()) continue;
-        CHECK(accounts.count(c.object["spec"]["devicePlugin"]["serviceAccountName"]) == 1);
+        CHECK(accounts.count(spec["devicePlugin"]["serviceAccountName"]) == 1);
+        const json& ctr = spec["devicePlugin"]["container"];
+        CHECK_FALSE(ctr.contains("name"));  // not fields of KMM's container spec
+        CHECK_FALSE(ctr.contains("securityContext"));
         // KMM mounts the kubelet's device-plugin directory itself; a second mount is invalid.
-        for (const json& m : c.object["spec"]["devicePlugin"]["container"]["volumeMounts"]) {
+        for (const json& m : ctr["volumeMounts"]) {
           CHECK(m["mountPath"] != "/var/lib/kubelet/device-plugins");
         }
       }
@@ -151,75 +144,156 @@ TEST_CASE("every child set holds together", "[operator][children]") {
 }
 
 TEST_CASE("the scheduler calls the extender's Service for every verb", "[operator][children]") {
-  const std::vector<Child> children = DesiredChildren(Sample(), {}, {});
-  json config, service, extender;
-  for (const Child& c : children) {
-    const std::string name = c.object["metadata"]["name"];
-    if (c.object["kind"] == "ConfigMap") {
-      auto docs = ParseYamlDocuments(c.object["data"]["scheduler-config.yaml"]);
-      REQUIRE(docs.ok());
-      config = docs->front();
+  for (bool dra_served : {false, true}) {
+    const DeviceConfig dc = Sample();
+    ClusterApis apis;
+    apis.dra = dra_served;
+    const std::vector<Child> children = DesiredChildren(dc, apis, {});
+    const json* cm = Find(children, "ConfigMap", "neuron-scheduler-config");
+    const json* sched = Find(children, "Deployment", "neuron-custom-scheduler");
+    const json* ext = Find(children, "Deployment", "neuron-custom-scheduler-extension");
+    const json* svc = Find(children, "Service", "neuron-custom-scheduler-extension");
+    REQUIRE((cm && sched && ext && svc));
+    REQUIRE(cm->at("data").size() == 1);
+    const std::string key = cm->at("data").begin().key();
+    auto parsed = ParseYamlDocuments(cm->at("data").begin().value().get<std::string>());
+    REQUIRE(parsed.ok());
+    REQUIRE(parsed->size() == 1);
+    const json& config = parsed->front();
+    CHECK(config["apiVersion"] == "kubescheduler.config.k8s.io/v1");
+    CHECK(config["kind"] == "KubeSchedulerConfiguration");
+    CHECK(config["profiles"] == json::array({{{"schedulerName", SchedulerProfileName(dc)}}}));
+    CHECK(SchedulerProfileName(dc) == "neuron-scheduler");
+    CHECK(config["leaderElection"]["resourceNamespace"] == dc.ns);
+    const json* lease = Find(children, "Role", "neuron-custom-scheduler-leader-election");
+    REQUIRE(lease != nullptr);
+    CHECK(lease->at("rules")[1]["resourceNames"][0] == config["leaderElection"]["resourceName"]);
+
+    REQUIRE(config["extenders"].size() == 1);
+    const json& e = config["extenders"][0];
+    CHECK(e["urlPrefix"] ==
+          "http://neuron-custom-scheduler-extension.aws-neuron-operator.svc:12345");
+    for (const char* verb : {"filter", "prioritize", "preempt", "bind"}) {
+      CHECK(e[std::string(verb) + "Verb"] == verb);
     }
-    if (c.object["kind"] == "Service" && name == "neuron-custom-scheduler-extension") {
-      service = c.object;
+    CHECK(e["weight"].get<int>() > 0);  // required with prioritizeVerb
+    CHECK(e["nodeCacheCapable"] == true);
+    CHECK(e["enableHTTPS"] == false);
+    CHECK(e["ignorable"] == false);
+    CHECK(e["httpTimeout"] == "10s");
+    CHECK(e["managedResources"] ==
+          json::array({{{"name", "aws.amazon.com/neuron"}, {"ignoredByScheduler", false}},
+                       {{"name", "aws.amazon.com/neuroncore"}, {"ignoredByScheduler", false}}}));
+
+    // urlPrefix host and port -> the Service -> its targetPort -> the extender's container.
+    const json& port = svc->at("spec")["ports"][0];
+    CHECK(port["port"] == 12345);
+    const json& ext_pod = ext->at("spec")["template"];
+    for (auto& [k, val] : svc->at("spec")["selector"].items()) {
+      CHECK(ext_pod["metadata"]["labels"].value(k, json()) == val);
+      CHECK(sched->at("spec")["template"]["metadata"]["labels"].value(k, json()) != val);
     }
-    if (c.object["kind"] == "Deployment" && name == "neuron-custom-scheduler-extension") {
-      extender = c.object;
-    }
+    const json& ext_ctr = ext_pod["spec"]["containers"][0];
+    CHECK(ext_ctr["ports"][0]["name"] == port["targetPort"]);
+    CHECK(ext_ctr["args"][0] == "--listen=0.0.0.0:" + ext_ctr["ports"][0]["containerPort"].dump());
+
+    // The scheduler reads the ConfigMap where its --config flag says.
+    const json& pod = sched->at("spec")["template"]["spec"];
+    CHECK(pod["volumes"][0]["configMap"]["name"] == Name(*cm));
+    const json& cmd = pod["containers"][0]["command"];
+    CHECK(cmd[1] ==
+          "--config=" + pod["containers"][0]["volumeMounts"][0]["mountPath"].get<std::string>() +
+              "/" + key);
+    const bool gate_off = std::find(cmd.begin(), cmd.end(),
+                                    "--feature-gates=DynamicResourceAllocation=false") != cmd.end();
+    CHECK(gate_off == !dra_served);
   }
-  REQUIRE(config.is_object());
-  const json& e = config["extenders"][0];
-  CHECK(e["urlPrefix"] == "http://neuron-custom-scheduler-extension.aws-neuron-operator.svc:12345");
-  CHECK(service["spec"]["ports"][0]["port"] == 12345);
-  for (const char* verb : {"filterVerb", "prioritizeVerb", "preemptVerb", "bindVerb"}) {
-    CHECK(e.contains(verb));
-  }
-  CHECK(e["nodeCacheCapable"] == true);
-  CHECK(e["managedResources"].size() == 2);
-  for (auto& [k, val] : service["spec"]["selector"].items()) {
-    CHECK(extender["spec"]["template"]["metadata"]["labels"][k] == val);
-  }
-  CHECK(extender["spec"]["template"]["spec"]["containers"][0]["args"][0] == "--listen=0.0.0.0:12345");
+}
+
+TEST_CASE("images: the spec's, else the operator's defaults", "[operator][children]") {
+  DeviceConfig dc = Sample();
+  dc.spec.custom_scheduler_image.clear();
+  OperatorSettings s;
+  s.default_node_agent_image = "example.com/agent:1";
+  s.kube_scheduler_image = "example.com/kube-scheduler:1";
+  auto image = [&](const char* kind, const std::string& name) {
+    const std::vector<Child> children = DesiredChildren(dc, {}, s);
+    const json* o = Find(children, kind, name);
+    REQUIRE(o != nullptr);
+    return o->at("spec")["template"]["spec"]["containers"][0]["image"].get<std::string>();
+  };
+  CHECK(image("DaemonSet", "neuron-node-metrics") == "example.com/agent:1");
+  CHECK(image("Deployment", "neuron-custom-scheduler") == "example.com/kube-scheduler:1");
+  CHECK(image("Deployment", "neuron-custom-scheduler-extension") ==
+        dc.spec.scheduler_extension_image);
+  dc.spec.node_agent_image = "example.com/agent:2";
+  dc.spec.custom_scheduler_image = "example.com/kube-scheduler:2";
+  CHECK(image("DaemonSet", "neuron-node-metrics") == "example.com/agent:2");
+  CHECK(image("Deployment", "neuron-custom-scheduler") == "example.com/kube-scheduler:2");
 }
 
 TEST_CASE("the NFD rule lists every Neuron PCI device id", "[operator][children]") {
   std::set<std::string> want;
-  for (unsigned id = 0; id <= 0xffff; ++id) {
+  for (uint32_t id = 0; id <= 0xffff; ++id) {
     if (topology::ModelForPciDevice(static_cast<uint16_t>(id))) {
-      char hex[8];
-      std::snprintf(hex, sizeof(hex), "%04x", id);
+      char hex[5];
+      std::snprintf(hex, sizeof(hex), "%04x", static_cast<unsigned>(id));
       want.insert(hex);
     }
   }
-  CHECK(want.count("7564") == 1);  // Trainium3
+  for (const char* id : {"7064", "7065", "7066", "7067", "7164", "7264", "7364", "7564"}) {
+    CHECK(want.count(id) == 1);  // inf1 x4, trn1, inf2, trn2, trn3
+  }
   for (const char* group : {"nfd.k8s-sigs.io", "nfd.openshift.io"}) {
     ClusterApis apis;
     apis.nfd_group = group;
-    int rules = 0;
-    for (const Child& c : DesiredChildren(Sample(), apis, {})) {
-      if (c.object["kind"] != "NodeFeatureRule") continue;
-      ++rules;
-      CHECK(c.object["apiVersion"] == std::string(group) + "/v1alpha1");
-      const json& m = c.object["spec"]["rules"][0]["matchFeatures"][0]["matchExpressions"];
-      std::set<std::string> got(m["device"]["value"].begin(), m["device"]["value"].end());
-      CHECK(got == want);
-      CHECK(m["vendor"]["value"] == json{"1d0f"});
-    }
-    CHECK(rules == 1);
+    const std::vector<Child> children = DesiredChildren(Sample(), apis, {});
+    const json* rule = Find(children, "NodeFeatureRule", "aws-neuron-operator-neuron-neuron");
+    REQUIRE(rule != nullptr);
+    CHECK(rule->at("apiVersion") == std::string(group) + "/v1alpha1");
+    const json& r = rule->at("spec")["rules"][0];
+    CHECK(r["labels"] == json{{"feature.node.kubernetes.io/aws-neuron", "true"}});
+    REQUIRE(r["matchFeatures"].size() == 1);
+    CHECK(r["matchFeatures"][0]["feature"] == "pci.device");
+    const json& m = r["matchFeatures"][0]["matchExpressions"];
+    CHECK(m["vendor"] == json{{"op", "In"}, {"value", {"1d0f"}}});
+    CHECK(m["device"]["op"] == "In");  // OpenShift's NFD accepts fewer operators
+    CHECK(std::set<std::string>(m["device"]["value"].begin(), m["device"]["value"].end()) == want);
   }
 }
 
-TEST_CASE("missing optional APIs leave their objects out", "[operator][children]") {
+TEST_CASE("objects of an API that is not served are left out", "[operator][children]") {
   ClusterApis none;
   none.kmm = false;
   none.nfd_group = "";
+  none.service_monitor = false;
   for (const Child& c : DesiredChildren(Sample(), none, {})) {
     CHECK(c.object["kind"] != "Module");
     CHECK(c.object["kind"] != "NodeFeatureRule");
     CHECK(c.object["kind"] != "ServiceMonitor");
+    CHECK(c.component != Component::kDriver);  // no loader account without its Module
   }
+  ClusterApis monitoring;
+  monitoring.service_monitor = true;
+  const std::vector<Child> with = DesiredChildren(Sample(), monitoring, {});
+  const json* sm = Find(with, "ServiceMonitor", "neuron-node-metrics");
+  const json* svc = Find(with, "Service", "neuron-node-metrics");
+  REQUIRE((sm && svc));
+  for (auto& [k, val] : sm->at("spec")["selector"]["matchLabels"].items()) {
+    CHECK(svc->at("metadata")["labels"].value(k, json()) == val);
+  }
+  CHECK(sm->at("spec")["endpoints"][0]["port"] == svc->at("spec")["ports"][0]["name"]);
+}
+
+TEST_CASE("deletion goes from the device's users to the driver", "[operator][children]") {
   const std::vector<Component> order = DeletionOrder();
-  CHECK(order.back() == Component::kDriver);  // the module goes last
+  CHECK(order.size() == 6);
+  CHECK(std::set<Component>(order.begin(), order.end()).size() == 6);
+  CHECK(order.front() == Component::kMetrics);
+  CHECK(order.back() == Component::kDriver);  // modprobe -r fails under a live plugin
+  auto pos = [&](Component c) { return std::find(order.begin(), order.end(), c) - order.begin(); };
+  CHECK(pos(Component::kDevicePlugin) < pos(Component::kDriver));
+  CHECK(pos(Component::kDra) < pos(Component::kDriver));
 }
 
 }  // namespace

@@ -1,0 +1,79 @@
+// File: lib/operator/children_dra.cc
+// DRA mode (spec.draDriverImage): AWS's Neuron DRA kubelet plugin as the `<name>-dra-driver`
+// DaemonSet, in place of the device plugin, the second scheduler and the extender. Its image
+// is AWS's, so its command, environment, mounts and probe are the seed's (NEURON.md §1.3).
+#include "absl/strings/str_cat.h"
+#include "lib/operator/children_internal.h"
+
+namespace neuron::op::internal {
+namespace {
+
+constexpr int kHealthPort = 51515;
+constexpr char kRegistryDir[] = "/var/lib/kubelet/plugins_registry";
+constexpr char kPluginsDir[] = "/var/lib/kubelet/plugins";
+constexpr char kCdiDir[] = "/var/run/cdi";
+
+}  // namespace
+
+void AddDra(const DeviceConfig& dc, const ClusterApis& apis, std::vector<Child>& out) {
+  const std::string name = dc.name + "-dra-driver";
+  out.push_back(ServiceAccount(dc, name, Component::kDra));
+  // The seed's role for this driver (its source is not public, so nothing narrower is known):
+  // it publishes its node's ResourceSlices, reads claims and classes, and labels its node.
+  const json rules =
+      json::array({{{"apiGroups", {"resource.k8s.io"}},
+                    {"resources", {"resourceslices"}},
+                    {"verbs", {"get", "list", "watch", "create", "update", "patch", "delete"}}},
+                   {{"apiGroups", {"resource.k8s.io"}},
+                    {"resources", {"resourceclaims", "deviceclasses"}},
+                    {"verbs", {"get", "list", "watch"}}},
+                   {{"apiGroups", {""}},
+                    {"resources", {"nodes"}},
+                    {"verbs", {"get", "list", "watch", "patch", "update"}}},
+                   {{"apiGroups", {""}}, {"resources", {"nodes/status"}}, {"verbs", {"patch"}}}});
+  AddClusterRole(dc, ClusterName(dc, "dra-driver"), rules, name, Component::kDra, out);
+
+  auto env = [](const char* k, const std::string& v) { return json{{"name", k}, {"value", v}}; };
+  json container = {
+      {"name", "neuron-dra-driver"},
+      {"image", dc.spec.dra_driver_image},
+      {"command", {"k8s-neuron-dra-driver"}},
+      {"env", json::array({FieldRefEnv("NODE_NAME", "spec.nodeName"),
+                           FieldRefEnv("POD_UID", "metadata.uid"), env("CDI_ROOT", kCdiDir),
+                           env("KUBELET_REGISTRAR_DIRECTORY_PATH", kRegistryDir),
+                           env("KUBELET_PLUGINS_DIRECTORY_PATH", kPluginsDir),
+                           env("HEALTHCHECK_PORT", absl::StrCat(kHealthPort))})},
+      {"livenessProbe",
+       {{"grpc", {{"port", kHealthPort}, {"service", "liveness"}}},
+        {"initialDelaySeconds", 30},
+        {"periodSeconds", 10},
+        {"timeoutSeconds", 5},
+        {"failureThreshold", 3}}},
+      {"resources",
+       {{"requests", {{"cpu", "10m"}, {"memory", "128Mi"}}},
+        {"limits", {{"cpu", "20m"}, {"memory", "256Mi"}}}}},
+      // Runs as its image's user (root) to write kubelet plugin sockets and CDI specs in host
+      // directories; not privileged (neither is the seed's).
+      {"volumeMounts", json::array({{{"name", "plugins-registry"}, {"mountPath", kRegistryDir}},
+                                    {{"name", "plugins"}, {"mountPath", kPluginsDir}},
+                                    {{"name", "cdi"}, {"mountPath", kCdiDir}}})}};
+  json pod = {{"serviceAccountName", name},
+              {"hostNetwork", true},  // as the seed runs it
+              {"priorityClassName", "system-node-critical"},
+              {"tolerations", NeuronTolerations()},
+              {"containers", json::array({std::move(container)})},
+              {"volumes", json::array({HostPathVolume("plugins-registry", kRegistryDir),
+                                       HostPathVolume("plugins", kPluginsDir),
+                                       HostPathVolume("cdi", kCdiDir, "DirectoryOrCreate")})}};
+  if (dc.spec.driver_mode == DriverMode::kKmm && apis.kmm) {
+    // Only where KMM has loaded the driver (KMM's label, as the seed selects).
+    pod["nodeSelector"] = {
+        {absl::StrCat("kmm.node.kubernetes.io/", dc.ns, ".", dc.name, ".ready"), ""}};
+  } else {
+    PlaceOnNeuronNodes(dc, pod);
+  }
+  out.push_back(
+      {k8s::resources::kDaemonSets, DaemonSet(dc, name, Component::kDra, pod), Component::kDra});
+}
+
+}  // namespace neuron::op::internal

@@ -1,0 +1,83 @@
+// File: lib/operator/children_metrics.cc
+// Our node agent (cmd/neuron-node-agent: Prometheus metrics, inventory, NFD feature labels) as
+// the `<name>-node-metrics` DaemonSet in place of the seed's neuron-monitor, with its headless
+// Service and, where the Prometheus operator is installed, a ServiceMonitor. Mirrors
+// deploy/node-agent/daemonset.yaml.
+#include <string>
+
+#include "lib/operator/children_internal.h"
+
+namespace neuron::op::internal {
+namespace {
+
+constexpr int kMetricsPort = 8000;
+constexpr char kFeaturesDir[] = "/etc/kubernetes/node-feature-discovery/features.d";
+
+}  // namespace
+
+void AddMetrics(const DeviceConfig& dc, const ClusterApis& apis, const OperatorSettings& s,
+                std::vector<Child>& out) {
+  const std::string name = dc.name + "-node-metrics";
+  Child sa = ServiceAccount(dc, name, Component::kMetrics);
+  sa.object["automountServiceAccountToken"] = false;  // the agent never calls the API server
+  out.push_back(std::move(sa));
+
+  // spec.nodeMetricsImage names the seed's neuron-monitor, which this DaemonSet does not run.
+  const std::string image =
+      dc.spec.node_agent_image.empty() ? s.default_node_agent_image : dc.spec.node_agent_image;
+  json container = {
+      {"name", "node-agent"},
+      {"image", image},
+      {"command", {"/usr/local/bin/neuron-node-agent"}},
+      {"args", {"--host-root=/host", std::string("--features-dir=") + kFeaturesDir}},
+      {"env", json::array({FieldRefEnv("NODE_NAME", "spec.nodeName"),
+                           {{"name", "PORT"}, {"value", std::to_string(kMetricsPort)}}})},
+      {"ports",
+       json::array({{{"name", "metrics"}, {"containerPort", kMetricsPort}, {"protocol", "TCP"}}})},
+      {"livenessProbe",
+       {{"httpGet", {{"path", "/healthz"}, {"port", "metrics"}}}, {"initialDelaySeconds", 5}}},
+      {"readinessProbe", {{"httpGet", {{"path", "/readyz"}, {"port", "metrics"}}}}},
+      {"resources",
+       {{"requests", {{"cpu", "10m"}, {"memory", "32Mi"}}}, {"limits", {{"memory", "64Mi"}}}}},
+      // Reads sysfs and writes NFD's feature file: no privilege, no writable root (the seed's
+      // neuron-monitor ran privileged as root).
+      {"securityContext",
+       {{"readOnlyRootFilesystem", true},
+        {"allowPrivilegeEscalation", false},
+        {"capabilities", {{"drop", {"ALL"}}}}}},
+      {"volumeMounts",
+       json::array({{{"name", "host-sys"}, {"mountPath", "/host/sys"}, {"readOnly", true}},
+                    NeuronOptMount(),
+                    {{"name", "features-d"}, {"mountPath", kFeaturesDir}}})}};
+  json pod = {
+      {"serviceAccountName", name},
+      {"automountServiceAccountToken", false},
+      {"priorityClassName", "system-node-critical"},
+      {"tolerations", NeuronTolerations()},
+      {"containers", json::array({std::move(container)})},
+      {"volumes", json::array({HostPathVolume("host-sys", "/sys"), NeuronOptVolume(),
+                               HostPathVolume("features-d", kFeaturesDir, "DirectoryOrCreate")})}};
+  PlaceOnNeuronNodes(dc, pod);
+  out.push_back({k8s::resources::kDaemonSets, DaemonSet(dc, name, Component::kMetrics, pod),
+                 Component::kMetrics});
+
+  // Headless: Prometheus scrapes every pod, not one behind a virtual IP.
+  json svc = Object(dc, "v1", "Service", name, Component::kMetrics);
+  svc["metadata"]["labels"]["app.kubernetes.io/name"] = name;
+  svc["spec"] = {{"clusterIP", "None"},
+                 {"selector", SelectorLabels(name)},
+                 {"ports", json::array({{{"name", "metrics"},
+                                         {"port", kMetricsPort},
+                                         {"targetPort", "metrics"},
+                                         {"protocol", "TCP"}}})}};
+  out.push_back({k8s::resources::kServices, std::move(svc), Component::kMetrics});
+
+  if (!apis.service_monitor) return;
+  json sm = Object(dc, "monitoring.coreos.com/v1", "ServiceMonitor", name, Component::kMetrics);
+  sm["spec"] = {{"selector", {{"matchLabels", SelectorLabels(name)}}},
+                {"endpoints",
+                 json::array({{{"port", "metrics"}, {"path", "/metrics"}, {"interval", "30s"}}})}};
+  out.push_back({kServiceMonitors, std::move(sm), Component::kMetrics});
+}
+
+}  // namespace neuron::op::internal

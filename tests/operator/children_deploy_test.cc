@@ -1,0 +1,170 @@
+// File: tests/operator/children_deploy_test.cc
+// The operator's objects run our binaries exactly as the hand-written, tested manifests in
+// deploy/ do (args, probes, resources, security, RBAC, scheduler configuration), apart from
+// names and images and the differences listed here on purpose:
+// - /opt/aws/neuron is mounted for the plugin and the agent (the LNC file EKS writes);
+// - the Neuron-node affinity also accepts the aws-neuron label of our NodeFeatureRule;
+// - kube-scheduler gets --feature-gates=DynamicResourceAllocation=false where DRA is not served;
+// - no RoleBinding in kube-system for the scheduler (not ownable, not prunable).
+#include <string>
+#include <vector>
+
+#include "tests/operator/children_test_util.h"
+
+namespace neuron::op {
+namespace {
+
+using childtest::Find;
+using childtest::LoadYaml;
+using nlohmann::json;
+
+const json* FindDoc(const std::vector<json>& docs, const std::string& kind,
+                    const std::string& name) {
+  for (const json& d : docs) {
+    if (d["kind"] == kind && d["metadata"]["name"] == name) return &d;
+  }
+  return nullptr;
+}
+
+json PodSpec(const json* workload) {
+  REQUIRE(workload != nullptr);
+  return workload->at("spec")["template"]["spec"];
+}
+
+// A container without its image and without the mounts the operator adds on purpose.
+json Comparable(json c) {
+  c.erase("image");
+  if (c.contains("volumeMounts")) {
+    json kept = json::array();
+    for (const json& m : c["volumeMounts"]) {
+      if (m["name"] != "host-neuron-opt") kept.push_back(m);
+    }
+    c["volumeMounts"] = kept;
+  }
+  return c;
+}
+
+json WithoutVolume(const json& volumes, const char* name) {
+  json kept = json::array();
+  for (const json& v : volumes) {
+    if (v["name"] != name) kept.push_back(v);
+  }
+  return kept;
+}
+
+// The pod fields deploy/ sets besides containers, volumes and placement.
+void CheckPodFields(const json& ours, const json& theirs) {
+  for (const char* f : {"priorityClassName", "securityContext", "tolerations",
+                        "automountServiceAccountToken", "hostNetwork"}) {
+    CAPTURE(f);
+    CHECK(ours.value(f, json()) == theirs.value(f, json()));
+  }
+}
+
+TEST_CASE("scheduler and extender match deploy/scheduler", "[operator][children][deploy]") {
+  std::vector<json> deploy = LoadYaml("deploy/scheduler/kube-scheduler.yaml");
+  for (json& d : LoadYaml("deploy/scheduler/extender.yaml")) deploy.push_back(d);
+  const DeviceConfig dc = childtest::Sample();
+  const std::vector<Child> ours = DesiredChildren(dc, {}, {});
+
+  // The configuration, with deploy/'s names in place of this DeviceConfig's.
+  const json* cm = Find(ours, "ConfigMap", "neuron-scheduler-config");
+  const json* their_cm = FindDoc(deploy, "ConfigMap", "neuron-scheduler-config");
+  REQUIRE((cm && their_cm));
+  CHECK(cm->at("data").begin().key() == their_cm->at("data").begin().key());
+  auto config = ParseYamlDocuments(cm->at("data").begin().value().get<std::string>());
+  auto their_config = ParseYamlDocuments(their_cm->at("data").begin().value().get<std::string>());
+  REQUIRE((config.ok() && their_config.ok()));
+  json c = config->front();
+  c["extenders"][0]["urlPrefix"] = "http://neuron-scheduler-extender.aws-neuron-operator.svc:12345";
+  c["leaderElection"]["resourceName"] = "neuron-scheduler";
+  CHECK(c == their_config->front());
+
+  const json sched = PodSpec(Find(ours, "Deployment", "neuron-custom-scheduler"));
+  const json their_sched = PodSpec(FindDoc(deploy, "Deployment", "neuron-scheduler"));
+  json ctr = Comparable(sched["containers"][0]);
+  REQUIRE(ctr["command"].back() == "--feature-gates=DynamicResourceAllocation=false");
+  ctr["command"].erase(ctr["command"].size() - 1);
+  CHECK(ctr == Comparable(their_sched["containers"][0]));
+  CheckPodFields(sched, their_sched);
+  json volumes = sched["volumes"];
+  volumes[0]["configMap"]["name"] = "neuron-scheduler-config";
+  CHECK(volumes == their_sched["volumes"]);
+
+  const json ext = PodSpec(Find(ours, "Deployment", "neuron-custom-scheduler-extension"));
+  const json their_ext = PodSpec(FindDoc(deploy, "Deployment", "neuron-scheduler-extender"));
+  CHECK(Comparable(ext["containers"][0]) == Comparable(their_ext["containers"][0]));
+  CheckPodFields(ext, their_ext);
+  CHECK(Find(ours, "Deployment", "neuron-custom-scheduler-extension")->at("spec")["strategy"] ==
+        FindDoc(deploy, "Deployment", "neuron-scheduler-extender")->at("spec")["strategy"]);
+
+  CHECK(Find(ours, "Service", "neuron-custom-scheduler-extension")->at("spec")["ports"] ==
+        FindDoc(deploy, "Service", "neuron-scheduler-extender")->at("spec")["ports"]);
+  CHECK(Find(ours, "ClusterRole", "aws-neuron-operator-neuron-scheduler-extension")->at("rules") ==
+        FindDoc(deploy, "ClusterRole", "neuron-scheduler-extender")->at("rules"));
+  json lease = Find(ours, "Role", "neuron-custom-scheduler-leader-election")->at("rules");
+  lease[1]["resourceNames"] = {"neuron-scheduler"};
+  CHECK(lease == FindDoc(deploy, "Role", "neuron-scheduler-leader-election")->at("rules"));
+  for (const char* role : {"system:kube-scheduler", "system:volume-scheduler"}) {
+    int bound = 0;
+    for (const Child& ch : ours) {
+      if (ch.object["kind"] == "ClusterRoleBinding" && ch.object["roleRef"]["name"] == role) {
+        ++bound;
+      }
+    }
+    CHECK(bound == 1);
+  }
+}
+
+TEST_CASE("device plugin matches deploy/device-plugin", "[operator][children][deploy]") {
+  const std::vector<json> deploy = LoadYaml("deploy/device-plugin/daemonset.yaml");
+  const json* their_ds = FindDoc(deploy, "DaemonSet", "neuron-device-plugin");
+  const json theirs = PodSpec(their_ds);
+  DeviceConfig dc = childtest::Sample();
+  dc.spec.driver_mode = DriverMode::kPreinstalled;
+  dc.spec.selector.clear();
+  const std::vector<Child> pre = DesiredChildren(dc, {}, {});
+  const json ours = PodSpec(Find(pre, "DaemonSet", "neuron-device-plugin"));
+  CHECK(Comparable(ours["containers"][0]) == Comparable(theirs["containers"][0]));
+  CHECK(WithoutVolume(ours["volumes"], "host-neuron-opt") == theirs["volumes"]);
+  CheckPodFields(ours, theirs);
+  // deploy/'s terms, then the one our NodeFeatureRule adds.
+  json terms = ours["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+                   ["nodeSelectorTerms"];
+  CHECK(terms.back()["matchExpressions"][0]["key"] == "feature.node.kubernetes.io/aws-neuron");
+  terms.erase(terms.size() - 1);
+  CHECK(terms == theirs["affinity"]["nodeAffinity"]
+                       ["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]);
+  CHECK(Find(pre, "ClusterRole", "aws-neuron-operator-neuron-device-plugin")->at("rules") ==
+        FindDoc(deploy, "ClusterRole", "neuron-device-plugin")->at("rules"));
+
+  // Under KMM: the same container, less what KMM provides (name, privileged securityContext,
+  // the device-plugin directory).
+  const std::vector<Child> kmm = DesiredChildren(childtest::Sample(), {}, {});
+  const json* module = Find(kmm, "Module", "neuron");
+  REQUIRE(module != nullptr);
+  json theirs_for_kmm = Comparable(theirs["containers"][0]);
+  theirs_for_kmm.erase("name");
+  theirs_for_kmm.erase("securityContext");
+  theirs_for_kmm["volumeMounts"].erase(0);  // device-plugins
+  CHECK(Comparable(module->at("spec")["devicePlugin"]["container"]) == theirs_for_kmm);
+}
+
+TEST_CASE("node agent matches deploy/node-agent", "[operator][children][deploy]") {
+  const std::vector<json> deploy = LoadYaml("deploy/node-agent/daemonset.yaml");
+  const json theirs = PodSpec(FindDoc(deploy, "DaemonSet", "neuron-node-agent"));
+  const std::vector<Child> ours_all = DesiredChildren(childtest::Sample(), {}, {});
+  const json ours = PodSpec(Find(ours_all, "DaemonSet", "neuron-node-metrics"));
+  CHECK(Comparable(ours["containers"][0]) == Comparable(theirs["containers"][0]));
+  CHECK(WithoutVolume(ours["volumes"], "host-neuron-opt") == theirs["volumes"]);
+  CheckPodFields(ours, theirs);
+  // The sample's selector becomes the nodeSelector.
+  CHECK(ours["nodeSelector"] == json{{"feature.node.kubernetes.io/aws-neuron", "true"}});
+  json svc = Find(ours_all, "Service", "neuron-node-metrics")->at("spec");
+  svc["ports"][0].erase("protocol");
+  svc["selector"]["app.kubernetes.io/name"] = "neuron-node-agent";
+  CHECK(svc == FindDoc(deploy, "Service", "neuron-node-agent")->at("spec"));
+}
+
+}  // namespace
+}  // namespace neuron::op

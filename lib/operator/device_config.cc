@@ -2,51 +2,132 @@
 #include "lib/operator/device_config.h"
 
 #include <algorithm>
-#include <regex>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
 #include "lib/k8s/k8s_time.h"
+#include "lib/operator/device_config_syntax.h"
 
 namespace neuron::op {
 namespace {
 
 using nlohmann::json;
 
-// Reads spec.<key> as a string; a wrong type is remembered as a problem, never thrown.
+// obj[key] when obj is an object holding it, else null (never inserts, never throws).
+const json& Member(const json& obj, const std::string& key) {
+  static const json kNull;
+  if (!obj.is_object()) return kNull;
+  auto it = obj.find(key);
+  return it == obj.end() ? kNull : *it;
+}
+
+std::string StringOf(const json& v) { return v.is_string() ? v.get<std::string>() : ""; }
+
+// User text quoted in an error, cut to a readable length on a UTF-8 boundary (the message ends
+// up in a condition, which the API server caps and which must stay valid UTF-8).
+std::string Clip(const std::string& s) {
+  constexpr size_t kMax = 80;
+  if (s.size() <= kMax) return s;
+  size_t end = kMax;
+  while (end > 0 && (static_cast<unsigned char>(s[end]) & 0xC0) == 0x80) --end;
+  return absl::StrCat(s.substr(0, end), "...");
+}
+
+// A string field of the spec: absent or null leaves `out` as it is; any other non-string is a
+// problem, never an exception.
 void ReadString(const json& spec, const char* key, std::string& out,
                 std::vector<FieldError>& problems) {
-  auto it = spec.find(key);
-  if (it == spec.end() || it->is_null()) return;
-  if (!it->is_string()) {
+  const json& v = Member(spec, key);
+  if (v.is_null()) return;
+  if (!v.is_string()) {
     problems.push_back({absl::StrCat("spec.", key), "must be a string"});
     return;
   }
-  out = it->get<std::string>();
+  out = v.get<std::string>();
 }
 
-bool ValidImage(const std::string& image) {
-  return !image.empty() && std::none_of(image.begin(), image.end(), [](char c) {
-    return c == ' ' || c == '\t' || c == '\n' || c == '\r';
-  });
+void ReadMetadata(const json& meta, DeviceConfig& dc) {
+  dc.name = StringOf(Member(meta, "name"));
+  dc.ns = StringOf(Member(meta, "namespace"));
+  dc.uid = StringOf(Member(meta, "uid"));
+  dc.resource_version = StringOf(Member(meta, "resourceVersion"));
+  // The server writes these; a malformed value reads as unset rather than failing the object.
+  if (const json& g = Member(meta, "generation"); g.is_number_integer()) {
+    dc.generation = g.get<int64_t>();
+  }
+  dc.deleting = !Member(meta, "deletionTimestamp").is_null();
+  if (const json& f = Member(meta, "finalizers"); f.is_array()) {
+    for (const json& s : f) {
+      if (s.is_string()) dc.finalizers.push_back(s.get<std::string>());
+    }
+  }
+  if (auto t = k8s::ParseTime(StringOf(Member(meta, "creationTimestamp"))); t.ok()) {
+    dc.creation_time = *t;
+  }
 }
 
-// Label keys: [prefix/]name, prefix a DNS-1123 subdomain (<= 253), name <= 63 alphanumerics
-// with - _ . inside. Values: empty, or a name.
-bool ValidLabelName(const std::string& s) {
-  static const std::regex kName("([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)?");
-  return s.size() <= 63 && std::regex_match(s, kName);
+void ReadSpec(const json& spec, DeviceConfigSpec& s, std::vector<FieldError>& problems) {
+  ReadString(spec, "driversImage", s.drivers_image, problems);
+  ReadString(spec, "driverVersion", s.driver_version, problems);
+  ReadString(spec, "devicePluginImage", s.device_plugin_image, problems);
+  ReadString(spec, "customSchedulerImage", s.custom_scheduler_image, problems);
+  ReadString(spec, "schedulerExtensionImage", s.scheduler_extension_image, problems);
+  ReadString(spec, "draDriverImage", s.dra_driver_image, problems);
+  ReadString(spec, "nodeMetricsImage", s.node_metrics_image, problems);
+  ReadString(spec, "nodeAgentImage", s.node_agent_image, problems);
+
+  std::string mode = "kmm";  // the CRD's default; objects from `render -f` may omit it
+  ReadString(spec, "driverMode", mode, problems);
+  if (mode == "kmm") {
+    s.driver_mode = DriverMode::kKmm;
+  } else if (mode == "preinstalled") {
+    s.driver_mode = DriverMode::kPreinstalled;
+  } else {
+    problems.push_back({"spec.driverMode", absl::StrCat("unknown mode \"", Clip(mode),
+                                                        "\": use kmm or preinstalled")});
+  }
+
+  if (const json& v = Member(spec, "useInTreeDrivers"); v.is_boolean()) {
+    s.use_in_tree_drivers = v.get<bool>();
+  } else if (!v.is_null()) {
+    problems.push_back({"spec.useInTreeDrivers", "must be true or false"});
+  }
+
+  if (const json& v = Member(spec, "imageRepoSecret"); v.is_object()) {
+    const json& name = Member(v, "name");
+    if (name.is_string()) {
+      s.image_repo_secret = name.get<std::string>();
+    } else if (!name.is_null()) {
+      problems.push_back({"spec.imageRepoSecret.name", "must be a string"});
+    }
+  } else if (!v.is_null()) {
+    problems.push_back({"spec.imageRepoSecret", "must be an object {name: <secret>}"});
+  }
+
+  if (const json& v = Member(spec, "selector"); v.is_object()) {
+    for (const auto& [key, value] : v.items()) {
+      if (!value.is_string()) {
+        problems.push_back({absl::StrCat("spec.selector[", Clip(key), "]"),
+                            "label values are strings (quote true, 1, ...)"});
+        continue;
+      }
+      s.selector[key] = value.get<std::string>();
+    }
+  } else if (!v.is_null()) {
+    problems.push_back({"spec.selector", "must be a map of label keys to values"});
+  }
 }
 
-bool ValidLabelKey(const std::string& key) {
-  static const std::regex kSubdomain(
-      "[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*");
-  const size_t slash = key.find('/');
-  const std::string name = slash == std::string::npos ? key : key.substr(slash + 1);
-  if (name.empty() || !ValidLabelName(name)) return false;
-  if (slash == std::string::npos) return true;
-  const std::string prefix = key.substr(0, slash);
-  return !prefix.empty() && prefix.size() <= 253 && std::regex_match(prefix, kSubdomain);
+void CheckMetadata(const DeviceConfig& dc, std::vector<FieldError>& errors) {
+  if (!IsDns1035Label(dc.name) || dc.name.size() > kMaxNameLength) {
+    errors.push_back(
+        {"metadata.name", absl::StrCat("must be at most ", kMaxNameLength,
+                                       " lowercase letters, digits and '-', starting with a letter "
+                                       "(the operator's objects are named after it)")});
+  } else if (dc.ns.size() + 1 + dc.name.size() > 63) {
+    errors.push_back({"metadata.name",
+                      "namespace and name together must stay within 62 characters (the "
+                      "operator labels its objects with <namespace>.<name>)"});
+  }
 }
 
 }  // namespace
@@ -57,112 +138,60 @@ bool DeviceConfig::HasFinalizer() const {
 
 absl::StatusOr<DeviceConfig> ParseDeviceConfig(const json& obj) {
   if (!obj.is_object()) return absl::InvalidArgumentError("a DeviceConfig must be an object");
-  const json meta = obj.value("metadata", json::object());
-  if (!meta.is_object() || !meta.contains("name") || !meta["name"].is_string() ||
-      meta["name"].get<std::string>().empty()) {
+  const json& meta = Member(obj, "metadata");
+  if (StringOf(Member(meta, "name")).empty()) {
     return absl::InvalidArgumentError("a DeviceConfig needs metadata.name");
   }
   DeviceConfig dc;
-  dc.api_version =
-      obj.value("apiVersion", json()).is_string() ? obj["apiVersion"].get<std::string>() : "";
-  auto str = [&](const char* key) {
-    auto it = meta.find(key);
-    return it != meta.end() && it->is_string() ? it->get<std::string>() : std::string();
-  };
-  dc.name = str("name");
-  dc.ns = str("namespace");
-  dc.uid = str("uid");
-  dc.resource_version = str("resourceVersion");
-  if (auto g = meta.find("generation"); g != meta.end() && g->is_number_integer()) {
-    dc.generation = g->get<int64_t>();
-  }
-  dc.deleting = meta.contains("deletionTimestamp") && !meta["deletionTimestamp"].is_null();
-  if (auto f = meta.find("finalizers"); f != meta.end() && f->is_array()) {
-    for (const json& s : *f) {
-      if (s.is_string()) dc.finalizers.push_back(s.get<std::string>());
-    }
-  }
-  if (auto t = k8s::ParseTime(str("creationTimestamp")); t.ok()) dc.creation_time = *t;
-
-  const json spec = obj.value("spec", json::object());
-  std::vector<FieldError>& problems = dc.parse_problems;
-  if (!spec.is_object()) {
-    problems.push_back({"spec", "must be an object"});
-    return dc;
-  }
-  DeviceConfigSpec& s = dc.spec;
-  ReadString(spec, "driversImage", s.drivers_image, problems);
-  ReadString(spec, "driverVersion", s.driver_version, problems);
-  ReadString(spec, "devicePluginImage", s.device_plugin_image, problems);
-  ReadString(spec, "customSchedulerImage", s.custom_scheduler_image, problems);
-  ReadString(spec, "schedulerExtensionImage", s.scheduler_extension_image, problems);
-  ReadString(spec, "draDriverImage", s.dra_driver_image, problems);
-  ReadString(spec, "nodeMetricsImage", s.node_metrics_image, problems);
-  ReadString(spec, "nodeAgentImage", s.node_agent_image, problems);
-  std::string mode = "kmm";
-  ReadString(spec, "driverMode", mode, problems);
-  if (mode == "kmm") {
-    s.driver_mode = DriverMode::kKmm;
-  } else if (mode == "preinstalled") {
-    s.driver_mode = DriverMode::kPreinstalled;
-  } else {
-    problems.push_back(
-        {"spec.driverMode", absl::StrCat("unknown mode \"", mode, "\": use kmm or preinstalled")});
-  }
-  if (auto it = spec.find("useInTreeDrivers"); it != spec.end() && !it->is_null()) {
-    if (it->is_boolean()) {
-      s.use_in_tree_drivers = it->get<bool>();
-    } else {
-      problems.push_back({"spec.useInTreeDrivers", "must be true or false"});
-    }
-  }
-  if (auto it = spec.find("imageRepoSecret"); it != spec.end() && !it->is_null()) {
-    if (it->is_object() && it->value("name", json()).is_string()) {
-      s.image_repo_secret = (*it)["name"].get<std::string>();
-    } else if (!it->is_object()) {
-      problems.push_back({"spec.imageRepoSecret", "must be an object {name: <secret>}"});
-    }
-  }
-  if (auto it = spec.find("selector"); it != spec.end() && !it->is_null()) {
-    if (!it->is_object()) {
-      problems.push_back({"spec.selector", "must be a map of label keys to values"});
-    } else {
-      for (auto kv = it->begin(); kv != it->end(); ++kv) {
-        if (!kv.value().is_string()) {
-          problems.push_back({absl::StrCat("spec.selector[", kv.key(), "]"),
-                              "label values are strings (quote true, 1, ...)"});
-          continue;
-        }
-        s.selector[kv.key()] = kv.value().get<std::string>();
-      }
-    }
+  dc.api_version = StringOf(Member(obj, "apiVersion"));
+  ReadMetadata(meta, dc);
+  const json& spec = Member(obj, "spec");
+  if (spec.is_object()) {
+    ReadSpec(spec, dc.spec, dc.parse_problems);
+  } else if (!spec.is_null()) {
+    dc.parse_problems.push_back({"spec", "must be an object"});
   }
   return dc;
 }
 
 std::vector<FieldError> ValidateDeviceConfig(const DeviceConfig& dc) {
   std::vector<FieldError> errors = dc.parse_problems;
+  const std::string alpha = absl::StrCat(kGroup, "/v1alpha1");
+  const std::string beta = absl::StrCat(kGroup, "/v1beta1");
+  if (!dc.api_version.empty() && dc.api_version != alpha && dc.api_version != beta) {
+    errors.push_back({"apiVersion", absl::StrCat("must be ", alpha, " or ", beta)});
+  }
+  CheckMetadata(dc, errors);
+
   const DeviceConfigSpec& s = dc.spec;
+  const bool v1alpha1 = dc.api_version == alpha;
+  const bool kmm = s.driver_mode == DriverMode::kKmm;
+  const bool dra = !s.dra_driver_image.empty();
   auto image = [&](const std::string& value, const char* field, bool required) {
     if (value.empty()) {
       if (required) errors.push_back({absl::StrCat("spec.", field), "is required"});
-    } else if (!ValidImage(value)) {
-      errors.push_back({absl::StrCat("spec.", field), "is not an image reference"});
+    } else if (!IsImageReference(value)) {
+      errors.push_back({absl::StrCat("spec.", field), "is not an image reference (whitespace)"});
     }
   };
-  const bool kmm = s.driver_mode == DriverMode::kKmm;
-  const bool dra = !s.dra_driver_image.empty();
-  const bool v1alpha1 = dc.api_version == absl::StrCat(kGroup, "/v1alpha1");
-  // The driver image is needed to load the module through KMM: this operator does not build it
-  // in-cluster (the seed's Dockerfile ConfigMap build is OpenShift's image registry only).
-  image(s.drivers_image, "driversImage", kmm);
-  // v1alpha1 (the seed's README): the four images are required. v1beta1: the CEL rules below.
+  // kmm needs the driver image itself: unlike the seed we add no in-cluster build, whose
+  // fallback image lives in OpenShift's internal registry and whose Dockerfile is RHEL-only.
+  // driverVersion stays optional, as in the seed (its sample has none): setting it turns on
+  // KMM's ordered upgrade.
+  image(s.drivers_image, "driversImage", v1alpha1 || kmm);
+  if (kmm && IsImageReference(s.drivers_image) && !HasImageTag(s.drivers_image)) {
+    errors.push_back({"spec.driversImage",
+                      "must end in a tag (repo:tag): KMM pulls <driversImage>-$KERNEL_VERSION"});
+  }
+  // Without DRA the device plugin is what advertises the devices, so it is required even where
+  // the seed's v1beta1 schema would allow a driver-only spec.
   image(s.device_plugin_image, "devicePluginImage", v1alpha1 || !dra);
   image(s.custom_scheduler_image, "customSchedulerImage", v1alpha1);
   image(s.scheduler_extension_image, "schedulerExtensionImage", v1alpha1);
   image(s.dra_driver_image, "draDriverImage", false);
-  image(s.node_metrics_image, "nodeMetricsImage", false);
+  image(s.node_metrics_image, "nodeMetricsImage", !v1alpha1);
   image(s.node_agent_image, "nodeAgentImage", false);
+
   const int trio = !s.device_plugin_image.empty() + !s.custom_scheduler_image.empty() +
                    !s.scheduler_extension_image.empty();
   if (dra && trio > 0) {
@@ -175,32 +204,45 @@ std::vector<FieldError> ValidateDeviceConfig(const DeviceConfig& dc) {
                       "devicePluginImage, customSchedulerImage and schedulerExtensionImage are "
                       "set together or not at all"});
   }
-  for (const auto& [k, v] : s.selector) {
-    if (!ValidLabelKey(k)) {
-      errors.push_back({absl::StrCat("spec.selector[", k, "]"), "is not a valid label key"});
-    } else if (!ValidLabelName(v)) {
-      errors.push_back({absl::StrCat("spec.selector[", k, "]"),
-                        absl::StrCat("\"", v, "\" is not a valid label value")});
-    }
+
+  if (!IsLabelValue(s.driver_version)) {
+    errors.push_back({"spec.driverVersion",
+                      "must be usable as a label value (KMM labels nodes with it): at most 63 "
+                      "letters, digits, '-', '_' and '.'"});
   }
-  if (!ValidLabelName(s.driver_version) || s.driver_version.size() > 63) {
-    errors.push_back(
-        {"spec.driverVersion", "must be usable as a label value (KMM labels nodes with it)"});
+  if (!s.image_repo_secret.empty() && !IsDns1123Subdomain(s.image_repo_secret)) {
+    errors.push_back({"spec.imageRepoSecret.name", "is not a valid Secret name"});
+  }
+  for (const auto& [k, v] : s.selector) {
+    if (!IsLabelKey(k)) {
+      errors.push_back({absl::StrCat("spec.selector[", Clip(k), "]"), "is not a valid label key"});
+    } else if (!IsLabelValue(v)) {
+      errors.push_back({absl::StrCat("spec.selector[", Clip(k), "]"),
+                        absl::StrCat("\"", Clip(v), "\" is not a valid label value")});
+    }
   }
   return errors;
 }
 
 std::string JoinFieldErrors(const std::vector<FieldError>& errors) {
-  std::vector<std::string> parts;
-  for (const FieldError& e : errors) parts.push_back(absl::StrCat(e.field, ": ", e.message));
-  return absl::StrJoin(parts, "; ");
+  // A condition message is for a person: a few thousand characters, not every bad selector key.
+  constexpr size_t kMaxLength = 4096;
+  std::string out;
+  for (size_t i = 0; i < errors.size(); ++i) {
+    std::string next = absl::StrCat(i == 0 ? "" : "; ", errors[i].field, ": ", errors[i].message);
+    if (i > 0 && out.size() + next.size() > kMaxLength) {
+      absl::StrAppend(&out, "; and ", errors.size() - i, " more");
+      break;
+    }
+    out += next;
+  }
+  return out;
 }
 
 bool SelectorMatches(const std::map<std::string, std::string>& selector, const json& labels) {
   for (const auto& [k, v] : selector) {
-    if (!labels.is_object()) return false;
-    auto it = labels.find(k);
-    if (it == labels.end() || !it->is_string() || it->get<std::string>() != v) return false;
+    const json& got = Member(labels, k);
+    if (!got.is_string() || got.get_ref<const std::string&>() != v) return false;
   }
   return true;
 }

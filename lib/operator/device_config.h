@@ -5,6 +5,7 @@
 // (The C++ namespace is `op`: `operator` is a keyword.)
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -68,17 +69,30 @@ struct DeviceConfig {
 
 // Reads the object (either served version). Only a structurally unusable object fails
 // (InvalidArgument: not an object, no metadata.name); a wrong field type becomes a FieldError
-// from Validate, never a crash.
+// from Validate, never a crash. An absent or null spec reads as an empty one.
 absl::StatusOr<DeviceConfig> ParseDeviceConfig(const nlohmann::json& obj);
 
-// Every problem with the spec, in field order: required images (v1alpha1: the four of the
-// seed's README; otherwise per mode), the CEL rules (draDriverImage excludes the three
-// scheduler/plugin images; those three are set together or not at all), label-syntax of the
-// selector keys and values, unknown driverMode, driverMode kmm without driverVersion or
-// driversImage. Empty = valid.
+// The longest DeviceConfig name the children can carry: they are named
+// "<name>-custom-scheduler-extension" and such, and those names are also Service names and
+// label values (at most 63 characters).
+inline constexpr size_t kMaxNameLength = 36;
+
+// Every problem with the object, parse problems first, then in field order. Empty = valid.
+//  - metadata.name: a DNS-1035 label of at most kMaxNameLength; "<ns>.<name>" (the owner
+//    label on every child) at most 63.
+//  - Required images. v1alpha1: driversImage, devicePluginImage, customSchedulerImage and
+//    schedulerExtensionImage (the seed's README). v1beta1 (and no apiVersion): nodeMetricsImage
+//    (the seed's CRD). Either version: driversImage when driverMode is kmm, and
+//    devicePluginImage unless draDriverImage is set (something must advertise the devices).
+//  - The CEL rules: draDriverImage excludes the three plugin/scheduler images; those three are
+//    set together or not at all. "" counts as unset, as in the CRD's rules.
+//  - Every image set has no whitespace; in kmm mode driversImage ends in a tag.
+//  - driverVersion (optional) is a label value; selector keys and values are label syntax;
+//    imageRepoSecret.name is a Secret name; driverMode is kmm or preinstalled.
 std::vector<FieldError> ValidateDeviceConfig(const DeviceConfig& dc);
 
-// "spec.x: message; spec.y: message" for a condition message.
+// "spec.x: message; spec.y: message" for a condition message; past about 4 KiB the rest is
+// counted ("; and 12 more"). Quoted user text in the errors is already cut short.
 std::string JoinFieldErrors(const std::vector<FieldError>& errors);
 
 // Whether `labels` (a Node's) match the equality selector (empty selector matches all).

@@ -3,8 +3,10 @@
 
 #include <cstdlib>
 #include <regex>
+#include <sstream>
 
 #include "absl/strings/str_cat.h"
+#include "yaml-cpp/eventhandler.h"
 #include "yaml-cpp/yaml.h"
 
 namespace neuron::op {
@@ -71,11 +73,60 @@ absl::StatusOr<json> Convert(const YAML::Node& n, int depth, size_t& budget) {
   return json(nullptr);
 }
 
+// yaml-cpp 0.7 (bookworm) has a parser that can stall: when the next token cannot start a
+// document (a ',' first, or after a flow collection or quoted scalar at the top: `{},`), it
+// reports an empty document without consuming the token, again and again, and YAML::LoadAll
+// collects those until memory runs out. This pass walks the documents by events alone (cheap:
+// nothing is built) and stops where a document starts at the same place as the one before.
+class DocumentStarts : public YAML::EventHandler {
+ public:
+  bool stalled() const { return stalled_; }
+  const YAML::Mark& last() const { return last_; }
+
+  void OnDocumentStart(const YAML::Mark& mark) override {
+    stalled_ = seen_any_ && mark.pos <= last_.pos;
+    seen_any_ = true;
+    last_ = mark;
+  }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                const std::string&) override {}
+  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                       YAML::EmitterStyle::value) override {}
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                  YAML::EmitterStyle::value) override {}
+  void OnMapEnd() override {}
+
+ private:
+  bool seen_any_ = false;
+  bool stalled_ = false;
+  YAML::Mark last_ = YAML::Mark::null_mark();
+};
+
+// Throws YAML::Exception for input the parser rejects, as LoadAll would.
+absl::Status CheckDocumentsAdvance(const std::string& text) {
+  std::istringstream in(text);
+  YAML::Parser parser(in);
+  DocumentStarts starts;
+  while (parser.HandleNextDocument(starts)) {
+    if (starts.stalled()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "invalid YAML at line ", starts.last().line + 1, ", column ", starts.last().column + 1,
+          ": unexpected text after the end of a document (a stray ','?)"));
+    }
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<std::vector<json>> ParseYamlDocuments(const std::string& text) {
   std::vector<YAML::Node> docs;
   try {
+    if (absl::Status s = CheckDocumentsAdvance(text); !s.ok()) return s;
     docs = YAML::LoadAll(text);
   } catch (const YAML::Exception& e) {
     return absl::InvalidArgumentError(absl::StrCat("invalid YAML: ", e.what()));

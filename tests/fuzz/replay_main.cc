@@ -25,7 +25,14 @@ uint64_t Next(uint64_t& s) {
   return s;
 }
 
+// NEURON_FUZZ_LAST=<file>: each input is written there before it runs, so after a crash or a
+// kill the file holds the input that did it.
+const char* const kLastInputPath = std::getenv("NEURON_FUZZ_LAST");
+
 void Run(const std::string& input) {
+  if (kLastInputPath != nullptr) {
+    std::ofstream(kLastInputPath, std::ios::binary | std::ios::trunc) << input;
+  }
   LLVMFuzzerTestOneInput(reinterpret_cast<const uint8_t*>(input.data()), input.size());
 }
 

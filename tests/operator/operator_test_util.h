@@ -43,7 +43,7 @@ inline const k8s::ResourceRef kModules{"kmm.sigs.x-k8s.io", "v1beta1", "modules"
 
 struct Cluster {
   // Optional APIs to install: "kmm", "nfd", "nfd-openshift", "servicemonitor".
-  explicit Cluster(std::vector<std::string> apis = {"kmm", "nfd"}) {
+  explicit Cluster(const std::vector<std::string>& apis = {"kmm", "nfd"}) {
     REQUIRE(server.Start().ok());
     k8s::ClientConfig cfg;
     cfg.server = server.url();

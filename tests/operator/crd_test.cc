@@ -1,0 +1,315 @@
+// File: tests/operator/crd_test.cc
+// deploy/operator/crd-deviceconfigs.yaml: what it declares (names, versions, one schema that
+// holds every field the operator reads, the CEL rules, status and printer columns), then the
+// CRD registered with the fake kube-apiserver over HTTP, both samples created through each
+// served version and read back through both, and discovery.
+#include <cstdlib>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "catch2/catch.hpp"
+#include "lib/operator/device_config.h"
+#include "lib/operator/yaml_input.h"
+#include "tests/fakes/apiserver/fake_apiserver.h"
+#include "tests/fakes/apiserver/test_client.h"
+
+namespace neuron::op {
+namespace {
+
+using fakes::testing::Call;
+using nlohmann::json;
+
+json LoadOne(const std::string& rel) {
+  const char* root = std::getenv("NEURON_SOURCE_DIR");
+  std::ifstream in(std::string(root != nullptr ? root : ".") + "/" + rel);
+  REQUIRE(in.good());
+  std::stringstream text;
+  text << in.rdbuf();
+  auto docs = ParseYamlDocuments(text.str());
+  REQUIRE(docs.ok());
+  REQUIRE(docs->size() == 1);
+  return docs->front();
+}
+
+json Crd() { return LoadOne("deploy/operator/crd-deviceconfigs.yaml"); }
+
+// Non-const lookups throughout: a const operator[] on a missing key is undefined behaviour,
+// and a test of a file that lacks the key must fail, not crash.
+json& Version(json& crd, const std::string& name) {
+  for (json& v : crd["spec"]["versions"]) {
+    if (v["name"] == name) return v;
+  }
+  FAIL("no version " << name);
+  static json none;
+  return none;
+}
+
+json SpecSchema(json& crd, const std::string& version) {
+  return Version(crd, version)["schema"]["openAPIV3Schema"]["properties"]["spec"];
+}
+
+TEST_CASE("the CRD names the resource as the seed does, plus the short name dc",
+          "[operator][crd]") {
+  json crd = Crd();
+  CHECK(crd["apiVersion"] == "apiextensions.k8s.io/v1");
+  CHECK(crd["kind"] == "CustomResourceDefinition");
+  CHECK(crd["metadata"]["name"] == std::string(kPlural) + "." + kGroup);
+  json& spec = crd["spec"];
+  CHECK(spec["group"] == kGroup);
+  CHECK(spec["scope"] == "Namespaced");
+  CHECK(spec["names"]["kind"] == kKind);
+  CHECK(spec["names"]["plural"] == kPlural);
+  CHECK(spec["names"]["singular"] == "deviceconfig");
+  CHECK(spec["names"]["shortNames"] == json{"awslabsdc", "dc"});
+  CHECK(spec["conversion"]["strategy"] == "None");
+  REQUIRE(spec["versions"].size() == 2);
+  CHECK(Version(crd, "v1alpha1")["served"] == true);
+  CHECK(Version(crd, "v1alpha1")["storage"] == false);
+  CHECK(Version(crd, "v1beta1")["served"] == true);
+  CHECK(Version(crd, "v1beta1")["storage"] == true);
+  CHECK(std::string("v1beta1") == kStorageVersion);
+}
+
+TEST_CASE("both versions carry one schema; only spec.required differs", "[operator][crd]") {
+  json crd = Crd();
+  json alpha = Version(crd, "v1alpha1");
+  json beta = Version(crd, "v1beta1");
+  CHECK(SpecSchema(crd, "v1alpha1")["required"] == json{"driversImage", "devicePluginImage",
+                                                        "customSchedulerImage",
+                                                        "schedulerExtensionImage"});
+  CHECK(SpecSchema(crd, "v1beta1")["required"] == json{"nodeMetricsImage"});
+  for (json* v : {&alpha, &beta}) {
+    (*v)["schema"]["openAPIV3Schema"]["properties"]["spec"].erase("required");
+    v->erase("name");
+    v->erase("storage");
+  }
+  CHECK(alpha == beta);
+  CHECK(beta["subresources"] == json{{"status", json::object()}});
+}
+
+TEST_CASE("the schema holds every spec field the operator reads, with the seed's types",
+          "[operator][crd]") {
+  json crd = Crd();
+  json props = SpecSchema(crd, "v1beta1")["properties"];
+  for (const char* f : {"driversImage", "driverVersion", "devicePluginImage",
+                        "customSchedulerImage", "schedulerExtensionImage", "draDriverImage",
+                        "nodeMetricsImage", "nodeAgentImage", "driverMode"}) {
+    CAPTURE(f);
+    CHECK(props[f]["type"] == "string");
+  }
+  CHECK(props["useInTreeDrivers"]["type"] == "boolean");
+  CHECK(props["imageRepoSecret"]["properties"]["name"]["type"] == "string");
+  CHECK(props["selector"]["additionalProperties"]["type"] == "string");
+  CHECK(props["driverMode"]["enum"] == json{"kmm", "preinstalled"});
+  CHECK(props["driverMode"]["default"] == "kmm");
+  CHECK(props["driverVersion"]["maxLength"] == 63);  // it becomes a label value
+  json& up = props["upgradePolicy"]["properties"];
+  CHECK(up["maxParallel"]["type"] == "integer");
+  CHECK(up["maxParallel"]["default"] == 1);
+  CHECK(up["nodeTimeout"]["type"] == "string");
+  CHECK(up["nodeTimeout"]["default"] == "15m");
+  CHECK(up["paused"]["type"] == "boolean");
+  // A field the operator reads but the schema lacks would be pruned by the API server.
+  std::set<std::string> declared;
+  for (const auto& [k, v] : props.items()) declared.insert(k);
+  CHECK(declared == std::set<std::string>{"driverMode", "useInTreeDrivers", "driversImage",
+                                          "driverVersion", "devicePluginImage",
+                                          "customSchedulerImage", "schedulerExtensionImage",
+                                          "draDriverImage", "nodeMetricsImage", "nodeAgentImage",
+                                          "imageRepoSecret", "selector", "upgradePolicy"});
+}
+
+TEST_CASE("the CEL rules guard every field with has() and treat \"\" as unset", "[operator][crd]") {
+  json crd = Crd();
+  json rules = SpecSchema(crd, "v1beta1")["x-kubernetes-validations"];
+  REQUIRE(rules.size() == 2);
+  for (json& r : rules) {
+    const std::string rule = r["rule"];
+    CAPTURE(rule);
+    CHECK_FALSE(r.value("message", "").empty());
+    for (const char* f : {"devicePluginImage", "customSchedulerImage", "schedulerExtensionImage"}) {
+      const std::string guarded = std::string("(has(self.") + f + ") && size(self." + f + ") > 0)";
+      CHECK(absl::StrContains(rule, guarded));
+    }
+    // Reading an absent field is an evaluation error in CEL: every read follows its has().
+    size_t reads = 0;
+    size_t guards = 0;
+    for (size_t at = rule.find("size(self."); at != std::string::npos;
+         at = rule.find("size(self.", at + 1)) {
+      ++reads;
+    }
+    for (size_t at = rule.find("has(self."); at != std::string::npos;
+         at = rule.find("has(self.", at + 1)) {
+      ++guards;
+    }
+    CHECK(reads == guards);
+  }
+  CHECK(absl::StrContains(rules[0]["rule"].get<std::string>(), "has(self.draDriverImage)"));
+}
+
+TEST_CASE("status: conditions as a list-map, the seed's counters, summaries for the columns",
+          "[operator][crd]") {
+  json crd = Crd();
+  json status = Version(crd, "v1beta1")["schema"]["openAPIV3Schema"]["properties"]["status"];
+  json& p = status["properties"];
+  CHECK_FALSE(status.contains("required"));
+  CHECK(p["observedGeneration"]["type"] == "integer");
+  CHECK(p["observedGeneration"]["format"] == "int64");
+  json& cond = p["conditions"];
+  CHECK(cond["type"] == "array");
+  CHECK(cond["x-kubernetes-list-type"] == "map");
+  CHECK(cond["x-kubernetes-list-map-keys"] == json{"type"});
+  CHECK(cond["items"]["required"] ==
+        json{"type", "status", "lastTransitionTime", "reason", "message"});
+  CHECK(cond["items"]["properties"]["status"]["enum"] == json{"True", "False", "Unknown"});
+  for (const char* c : {"driver", "devicePlugin", "scheduler", "metrics"}) {
+    for (const char* n : {"nodesMatchingSelectorNumber", "desiredNumber", "availableNumber"}) {
+      CAPTURE(c, n);
+      CHECK(p[c]["properties"][n]["type"] == "integer");
+      CHECK(p[c]["properties"][n]["format"] == "int32");
+    }
+  }
+  for (const char* s : {"driverSummary", "devicePluginSummary", "schedulerSummary"}) {
+    CHECK(p[s]["type"] == "string");
+  }
+  CHECK(p["nodes"]["type"] == "array");
+  CHECK(p["nodes"]["items"]["x-kubernetes-preserve-unknown-fields"] == true);
+
+  json& cols = Version(crd, "v1beta1")["additionalPrinterColumns"];
+  std::vector<std::string> names;
+  for (json& c : cols) {
+    names.push_back(c["name"]);
+    const std::string path = c["jsonPath"];
+    if (absl::StartsWith(path, ".status.") && !absl::StrContains(path, "[")) {
+      CAPTURE(path);  // a summary column must name a status field the schema declares
+      CHECK(p.contains(path.substr(8)));
+    }
+  }
+  CHECK(names == std::vector<std::string>{"Ready", "Driver", "Plugin", "Scheduler", "Age"});
+  CHECK(cols[0]["jsonPath"] == R"(.status.conditions[?(@.type=="Ready")].status)");
+  CHECK(cols[4]["type"] == "date");
+  CHECK(cols[4]["jsonPath"] == ".metadata.creationTimestamp");
+}
+
+struct Server {
+  Server() {
+    REQUIRE(server.Start().ok());
+    auto crd = Call(server.port(), "POST",
+                    "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", Crd());
+    CAPTURE(crd.body.dump());
+    REQUIRE(crd.status == 201);
+    auto ns = Call(server.port(), "POST", "/api/v1/namespaces",
+                   json{{"apiVersion", "v1"},
+                        {"kind", "Namespace"},
+                        {"metadata", {{"name", "aws-neuron-operator"}}}});
+    REQUIRE(ns.status == 201);
+  }
+  fakes::FakeApiServer server;
+};
+
+std::string Collection(const std::string& version) {
+  return "/apis/k8s.aws/" + version + "/namespaces/aws-neuron-operator/deviceconfigs";
+}
+
+TEST_CASE("both samples go in through either version and come out through both",
+          "[operator][crd][apiserver]") {
+  Server s;
+  const int port = s.server.port();
+  auto got = Call(port, "GET",
+                  "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/deviceconfigs.k8s.aws");
+  REQUIRE(got.status == 200);
+  bool established = false;
+  for (const json& c : got.body["status"].value("conditions", json::array())) {
+    if (c.value("type", "") == "Established") established = c.value("status", "") == "True";
+  }
+  CHECK(established);
+
+  int created = 0;
+  for (const char* sample : {"deviceconfig-v1alpha1.yaml", "deviceconfig-v1beta1.yaml"}) {
+    for (const char* via : {"v1alpha1", "v1beta1"}) {
+      json obj = LoadOne(std::string("deploy/operator/samples/") + sample);
+      const json spec = obj["spec"];
+      const std::string name = "neuron-" + std::to_string(created++);
+      obj["metadata"]["name"] = name;
+      obj["apiVersion"] = std::string(kGroup) + "/" + via;
+      CAPTURE(sample, via);
+      auto post = Call(port, "POST", Collection(via), obj);
+      CAPTURE(post.body.dump());
+      REQUIRE(post.status == 201);
+      CHECK_FALSE(post.body["metadata"].value("uid", "").empty());
+      for (const char* read : {"v1alpha1", "v1beta1"}) {
+        CAPTURE(read);
+        auto back = Call(port, "GET", Collection(read) + "/" + name);
+        REQUIRE(back.status == 200);
+        CHECK(back.body["apiVersion"] == std::string(kGroup) + "/" + read);
+        CHECK(back.body["kind"] == kKind);
+        CHECK(back.body["spec"] == spec);
+        auto dc = ParseDeviceConfig(back.body);
+        REQUIRE(dc.ok());
+        CHECK(dc->name == name);
+        CHECK(dc->uid == post.body["metadata"]["uid"]);
+        CHECK(dc->generation == 1);
+        CHECK(ValidateDeviceConfig(*dc).empty());
+      }
+    }
+  }
+  for (const char* v : {"v1alpha1", "v1beta1"}) {
+    auto list = Call(port, "GET", Collection(v));
+    REQUIRE(list.status == 200);
+    CHECK(list.body["kind"] == "DeviceConfigList");
+    CHECK(list.body["items"].size() == 4);
+  }
+
+  // The status subresource takes the summary strings the printer columns read.
+  const std::string item = Collection("v1beta1") + "/neuron-0";
+  json obj = Call(port, "GET", item).body;
+  obj["status"] = {{"observedGeneration", 1},
+                   {"driverSummary", "3/4"},
+                   {"devicePluginSummary", "2/4"},
+                   {"schedulerSummary", "2/2"},
+                   {"driver", {{"desiredNumber", 4}, {"availableNumber", 3}}}};
+  REQUIRE(Call(port, "PUT", item + "/status", obj).status == 200);
+  auto after = Call(port, "GET", Collection("v1alpha1") + "/neuron-0");
+  CHECK(after.body["status"]["driverSummary"] == "3/4");
+  CHECK(after.body["status"]["driver"]["availableNumber"] == 3);
+}
+
+TEST_CASE("discovery lists deviceconfigs with their short names in both versions",
+          "[operator][crd][apiserver]") {
+  Server s;
+  const int port = s.server.port();
+  auto group = Call(port, "GET", "/apis/k8s.aws");
+  REQUIRE(group.status == 200);
+  std::set<std::string> versions;
+  for (const json& v : group.body.value("versions", json::array())) {
+    versions.insert(v.value("version", ""));
+  }
+  CHECK(versions == std::set<std::string>{"v1alpha1", "v1beta1"});
+  for (const char* v : {"v1alpha1", "v1beta1"}) {
+    auto list = Call(port, "GET", std::string("/apis/k8s.aws/") + v);
+    REQUIRE(list.status == 200);
+    bool found = false;
+    bool status = false;
+    for (const json& r : list.body["resources"]) {
+      const std::string name = r.value("name", "");
+      if (name == "deviceconfigs") {
+        found = true;
+        CHECK(r.value("shortNames", json()) == json{"awslabsdc", "dc"});
+        CHECK(r.value("kind", "") == kKind);
+        CHECK(r.value("singularName", "") == "deviceconfig");
+        CHECK(r.value("namespaced", false));
+      }
+      if (name == "deviceconfigs/status") status = true;
+    }
+    CAPTURE(v);
+    CHECK(found);
+    CHECK(status);
+  }
+}
+
+}  // namespace
+}  // namespace neuron::op

@@ -65,24 +65,30 @@ absl::Status EventRecorder::Event(const nlohmann::json& object, const std::strin
     seen_.erase(it);  // the Event expired (TTL): start a new one
   }
   if (seen_.size() >= 4096) seen_.clear();  // bound the cache
-  const std::string name =
-      absl::StrFormat("%s.%x", obj_name, static_cast<uint64_t>(absl::ToUnixNanos(now)));
-  nlohmann::json ev = {{"apiVersion", "v1"},
-                       {"kind", "Event"},
-                       {"metadata", {{"name", name}, {"namespace", ns}}},
-                       {"involvedObject", ref},
-                       {"reason", reason},
-                       {"message", message.substr(0, 1024)},
-                       {"type", type},
-                       {"source", {{"component", component_}}},
-                       {"firstTimestamp", now_s},
-                       {"lastTimestamp", now_s},
-                       {"count", 1},
-                       {"reportingComponent", component_},
-                       {"reportingInstance", host_}};
-  if (!host_.empty()) ev["source"]["host"] = host_;
-  absl::StatusOr<nlohmann::json> r = client_.Create(resources::kEvents, ns, ev);
-  if (!r.ok()) return r.status();
+  // Named as client-go names them, <object>.<unix nanos in hex>; two events in one tick (or
+  // on a clock that does not move) take the next nanosecond.
+  std::string name;
+  absl::Status created;
+  for (uint64_t tick = 0; tick < 16; ++tick) {
+    name = absl::StrFormat("%s.%x", obj_name, static_cast<uint64_t>(absl::ToUnixNanos(now)) + tick);
+    nlohmann::json ev = {{"apiVersion", "v1"},
+                         {"kind", "Event"},
+                         {"metadata", {{"name", name}, {"namespace", ns}}},
+                         {"involvedObject", ref},
+                         {"reason", reason},
+                         {"message", message.substr(0, 1024)},
+                         {"type", type},
+                         {"source", {{"component", component_}}},
+                         {"firstTimestamp", now_s},
+                         {"lastTimestamp", now_s},
+                         {"count", 1},
+                         {"reportingComponent", component_},
+                         {"reportingInstance", host_}};
+    if (!host_.empty()) ev["source"]["host"] = host_;
+    created = client_.Create(resources::kEvents, ns, ev).status();
+    if (!absl::IsAlreadyExists(created)) break;
+  }
+  if (!created.ok()) return created;
   seen_[key] = Entry{ns, name, 1};
   return absl::OkStatus();
 }

@@ -21,12 +21,21 @@ const json& LabelsOf(const json& obj) {
   return it != m.end() && it->is_object() ? *it : kNone;
 }
 
-// Nodes are cached as name + labels only: 5,000 full Node objects would be most of the
-// operator's memory, and labels are all the selector reads.
-void KeepNodeLabels(json& node) {
-  json slim = {{"metadata", {{"name", node["metadata"].value("name", "")}}}};
-  slim["metadata"]["resourceVersion"] = node["metadata"].value("resourceVersion", "");
-  slim["metadata"]["labels"] = LabelsOf(node);
+// Nodes are cached as identity, labels and taints only: 5,000 full Node objects would be most
+// of the operator's memory; the selector reads labels, driver upgrades labels and taints, and
+// events name the node.
+void KeepNodeEssentials(json& node) {
+  const json& meta = node["metadata"];
+  json slim = {{"apiVersion", "v1"},
+               {"kind", "Node"},
+               {"metadata",
+                {{"name", meta.value("name", "")},
+                 {"uid", meta.value("uid", "")},
+                 {"resourceVersion", meta.value("resourceVersion", "")},
+                 {"labels", LabelsOf(node)}}}};
+  if (node.contains("/spec/taints"_json_pointer)) {
+    slim["spec"]["taints"] = node["spec"]["taints"];
+  }
   node = std::move(slim);
 }
 
@@ -39,7 +48,7 @@ Controller::Controller(k8s::RestClient& client, ControllerOptions opts, k8s::Eve
       observer_(std::move(observer)),
       queue_(k8s::WorkQueueOptions{opts_.base_backoff, opts_.max_backoff}),
       reconciler_(
-          client, opts_.settings, [this] { return NodeLabels(); }, events) {}
+          client, opts_.settings, [this] { return Nodes(); }, events) {}
 
 Controller::~Controller() { Stop(); }
 
@@ -54,11 +63,12 @@ void Controller::Start() {
        [this](const k8s::ObjectPtr& o) { Enqueue(k8s::ObjectKey(*o)); }});
 
   nodes_ = std::make_unique<k8s::Informer>(client_, k8s::resources::kNodes, "");
-  nodes_->SetTransform(KeepNodeLabels);
+  nodes_->SetTransform(KeepNodeEssentials);
   nodes_->AddEventHandler({[this](const k8s::ObjectPtr& n) { EnqueueMatching(LabelsOf(*n)); },
                            [this](const k8s::ObjectPtr& old_n, const k8s::ObjectPtr& n) {
-                             if (LabelsOf(*old_n) == LabelsOf(*n))
-                               return;  // only label changes move the set
+                             // Only label changes move the set or an upgrade (KMM's
+                             // version.ready label); taints are ours.
+                             if (LabelsOf(*old_n) == LabelsOf(*n)) return;
                              EnqueueMatching(LabelsOf(*old_n));
                              EnqueueMatching(LabelsOf(*n));
                            },
@@ -128,9 +138,9 @@ void Controller::EnqueueMatching(const json& labels) {
   }
 }
 
-absl::StatusOr<std::vector<json>> Controller::NodeLabels() const {
+absl::StatusOr<std::vector<json>> Controller::Nodes() const {
   std::vector<json> out;
-  for (const k8s::ObjectPtr& n : nodes_->store().List()) out.push_back(LabelsOf(*n));
+  for (const k8s::ObjectPtr& n : nodes_->store().List()) out.push_back(*n);
   return out;
 }
 

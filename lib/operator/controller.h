@@ -1,5 +1,5 @@
 // File: lib/operator/controller.h
-// The DeviceConfig controller: informers on DeviceConfigs, Nodes (labels only), and the
+// The DeviceConfig controller: informers on DeviceConfigs, Nodes (labels and taints), and the
 // DaemonSets, Deployments and KMM Modules the operator manages, all feeding one rate-limited
 // work queue of DeviceConfig keys; workers run Reconciler passes (level-based: any event
 // re-derives the whole desired state). Failed passes back off per key; successful ones are
@@ -55,7 +55,7 @@ class Controller {
   void EnqueueOwner(const k8s::ObjectPtr& obj);
   void EnqueueMatching(const nlohmann::json& labels);
   void Work();
-  absl::StatusOr<std::vector<nlohmann::json>> NodeLabels() const;
+  absl::StatusOr<std::vector<nlohmann::json>> Nodes() const;
 
   k8s::RestClient& client_;
   const ControllerOptions opts_;

@@ -65,6 +65,38 @@ void ReadMetadata(const json& meta, DeviceConfig& dc) {
   }
 }
 
+void ReadUpgradePolicy(const json& v, UpgradePolicy& p, std::vector<FieldError>& problems) {
+  if (const json& n = Member(v, "maxParallel"); n.is_number_integer()) {
+    // Read as 64 bits: a huge value must fail the check, not wrap into range.
+    const int64_t max = n.get<int64_t>();
+    if (max < 1 || max > 10000) {
+      problems.push_back({"spec.upgradePolicy.maxParallel", "must be between 1 and 10000"});
+    } else {
+      p.max_parallel = static_cast<int>(max);
+    }
+  } else if (!n.is_null()) {
+    problems.push_back({"spec.upgradePolicy.maxParallel", "must be an integer"});
+  }
+  if (const json& t = Member(v, "nodeTimeout"); t.is_string()) {
+    // Go duration syntax ("15m", "1h30m"), which absl::ParseDuration shares.
+    absl::Duration d;
+    if (!absl::ParseDuration(t.get<std::string>(), &d) || d <= absl::ZeroDuration()) {
+      problems.push_back({"spec.upgradePolicy.nodeTimeout",
+                          absl::StrCat("\"", Clip(t.get<std::string>()),
+                                       "\" is not a positive duration such as 15m or 1h30m")});
+    } else {
+      p.node_timeout = d;
+    }
+  } else if (!t.is_null()) {
+    problems.push_back({"spec.upgradePolicy.nodeTimeout", "must be a duration string (15m)"});
+  }
+  if (const json& b = Member(v, "paused"); b.is_boolean()) {
+    p.paused = b.get<bool>();
+  } else if (!b.is_null()) {
+    problems.push_back({"spec.upgradePolicy.paused", "must be true or false"});
+  }
+}
+
 void ReadSpec(const json& spec, DeviceConfigSpec& s, std::vector<FieldError>& problems) {
   ReadString(spec, "driversImage", s.drivers_image, problems);
   ReadString(spec, "driverVersion", s.driver_version, problems);
@@ -101,6 +133,12 @@ void ReadSpec(const json& spec, DeviceConfigSpec& s, std::vector<FieldError>& pr
     }
   } else if (!v.is_null()) {
     problems.push_back({"spec.imageRepoSecret", "must be an object {name: <secret>}"});
+  }
+
+  if (const json& v = Member(spec, "upgradePolicy"); v.is_object()) {
+    ReadUpgradePolicy(v, s.upgrade, problems);
+  } else if (!v.is_null()) {
+    problems.push_back({"spec.upgradePolicy", "must be an object"});
   }
 
   if (const json& v = Member(spec, "selector"); v.is_object()) {

@@ -28,6 +28,13 @@ inline constexpr char kFinalizer[] = "awslabs.node.kubernetes.io/deviceconfig-fi
 // plugin runs as the operator's own DaemonSet.
 enum class DriverMode { kKmm, kPreinstalled };
 
+// spec.upgradePolicy: how a driverVersion change rolls over the nodes (upgrade.h).
+struct UpgradePolicy {
+  int max_parallel = 1;                             // nodes upgrading at once
+  absl::Duration node_timeout = absl::Minutes(15);  // one node's time to report the new driver
+  bool paused = false;                              // start no node; finish those under way
+};
+
 struct DeviceConfigSpec {
   DriverMode driver_mode = DriverMode::kKmm;
   std::string drivers_image;
@@ -41,6 +48,7 @@ struct DeviceConfigSpec {
   std::string image_repo_secret;  // LocalObjectReference name; "" = none
   std::map<std::string, std::string> selector;  // equality match; empty = every node
   bool use_in_tree_drivers = false;  // upstream field; accepted, has no effect (see README)
+  UpgradePolicy upgrade;
 };
 
 // One problem with a spec: the JSON path of the field ("spec.selector") and what is wrong.

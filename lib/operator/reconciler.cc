@@ -74,11 +74,11 @@ std::string ConditionStatus(const json& status, const std::string& type) {
 
 k8s::ResourceRef DeviceConfigRef() { return {kGroup, kStorageVersion, kPlural, true}; }
 
-Reconciler::Reconciler(k8s::RestClient& client, OperatorSettings settings, NodeLabelsFn node_labels,
+Reconciler::Reconciler(k8s::RestClient& client, OperatorSettings settings, NodesFn nodes,
                        k8s::EventRecorder* events, Clock* clock)
     : client_(client),
       settings_(std::move(settings)),
-      node_labels_(std::move(node_labels)),
+      nodes_(std::move(nodes)),
       events_(events),
       clock_(clock != nullptr ? *clock : Clock::Real()),
       discovery_(client) {}
@@ -137,7 +137,12 @@ absl::StatusOr<ReconcileResult> Reconciler::Reconcile(const std::string& ns,
                        ", which was created first: make the selectors disjoint or delete one")};
     }
   }
-  NEURON_ASSIGN_OR_RETURN(seen.nodes_matching, CountMatchingNodes(dc));
+  NEURON_ASSIGN_OR_RETURN(const std::vector<json> nodes, nodes_());
+  seen.nodes_matching =
+      static_cast<int>(std::count_if(nodes.begin(), nodes.end(), [&](const json& n) {
+        return SelectorMatches(dc.spec.selector, n["metadata"].value("labels", json::object()));
+      }));
+  ReconcileResult result;
 
   if (!seen.blocker) {
     if (seen.apis.nfd_group.empty()) {
@@ -164,6 +169,8 @@ absl::StatusOr<ReconcileResult> Reconciler::Reconcile(const std::string& ns,
       Observe(c, dc, std::move(*live), seen);
     }
     NEURON_RETURN_IF_ERROR(DeleteChildren(dc, seen.apis, children, std::nullopt));
+    NEURON_ASSIGN_OR_RETURN(seen.upgrade, RollDriver(dc, obj, nodes));
+    if (seen.upgrade) result.requeue_after = seen.upgrade->recheck_after;
   }
 
   const json old_status = obj.value("status", json::object());
@@ -175,8 +182,65 @@ absl::StatusOr<ReconcileResult> Reconciler::Reconcile(const std::string& ns,
          ready ? ready->message : "");
     spdlog::info("deviceconfig ready={} key={} reason={}", ok, Key(dc), ready ? ready->reason : "");
   }
-  if (status != old_status) NEURON_RETURN_IF_ERROR(WriteStatus(obj, status));
-  return ReconcileResult{};
+  if (status != old_status) {
+    // A merge patch keeps what it does not name: fields dropped from status go as nulls.
+    json patch = status;
+    for (const auto& [key, value] : old_status.items()) {
+      if (!status.contains(key)) patch[key] = nullptr;
+    }
+    NEURON_RETURN_IF_ERROR(WriteStatus(obj, patch));
+  }
+  return result;
+}
+
+absl::StatusOr<std::optional<UpgradePlan>> Reconciler::RollDriver(const DeviceConfig& dc,
+                                                                  const json& obj,
+                                                                  const std::vector<json>& nodes) {
+  const bool versioned = dc.spec.driver_mode == DriverMode::kKmm && !dc.spec.driver_version.empty();
+  if (!versioned) {
+    // KMM loads the driver on every selected node; no label or taint of ours has a use.
+    NEURON_RETURN_IF_ERROR(ApplyNodeChanges(dc, PlanCleanup(dc, nodes, /*all=*/true)));
+    return std::nullopt;
+  }
+  const std::vector<NodeUpgrade> previous =
+      ParseNodeUpgrades(obj.contains("status") ? obj["status"].value("nodes", json()) : json());
+  UpgradePlan plan = PlanUpgrade(dc, nodes, previous, clock_.Now());
+  NEURON_RETURN_IF_ERROR(ApplyNodeChanges(dc, plan.changes));
+  for (const Transition& t : plan.transitions) {
+    const bool failed = t.to == NodeUpgradeState::kFailed;
+    const char* type = failed ? k8s::kEventWarning : k8s::kEventNormal;
+    const std::string reason = failed                            ? "DriverUpgradeFailed"
+                               : t.to == NodeUpgradeState::kDone ? "DriverUpgraded"
+                                                                 : "DriverUpgrading";
+    spdlog::log(failed ? spdlog::level::warn : spdlog::level::info,
+                "driver upgrade deviceconfig={} state={} node={} detail=\"{}\"", Key(dc),
+                StateName(t.to), t.node, t.message);
+    Emit(obj, type, reason, absl::StrCat("node ", t.node, ": ", t.message));
+    auto node = std::find_if(nodes.begin(), nodes.end(), [&](const json& n) {
+      return n["metadata"].value("name", "") == t.node;
+    });
+    if (node != nodes.end()) {
+      Emit(*node, type, reason, absl::StrCat("DeviceConfig ", Key(dc), ": ", t.message));
+    }
+  }
+  return plan;
+}
+
+absl::Status Reconciler::ApplyNodeChanges(const DeviceConfig& dc,
+                                          const std::vector<NodeChange>& changes) {
+  for (const NodeChange& c : changes) {
+    // Conditional on the resourceVersion planned from: a node changed since (a 409) fails the
+    // pass, and the retry plans again from what the node is now.
+    absl::StatusOr<json> r =
+        client_.Patch(k8s::resources::kNodes, "", c.node, k8s::PatchType::kMerge, c.Patch());
+    if (absl::IsNotFound(r.status())) continue;  // the node is gone: nothing to change
+    if (!r.ok()) {
+      spdlog::warn("node update failed deviceconfig={} node={} error=\"{}\"", Key(dc), c.node,
+                   std::string(r.status().message()));
+      return r.status();
+    }
+  }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<ReconcileResult> Reconciler::Finalize(const DeviceConfig& dc) {
@@ -195,6 +259,10 @@ absl::StatusOr<ReconcileResult> Reconciler::Finalize(const DeviceConfig& dc) {
       return ReconcileResult{kDeletionPoll};
     }
   }
+
+  // The driver is gone from every node: take the upgrade labels and taints off them.
+  NEURON_ASSIGN_OR_RETURN(const std::vector<json> nodes, nodes_());
+  NEURON_RETURN_IF_ERROR(ApplyNodeChanges(dc, PlanCleanup(dc, nodes, /*all=*/true)));
 
   json finalizers = json::array();
   for (const std::string& f : dc.finalizers) {
@@ -240,13 +308,6 @@ absl::StatusOr<std::optional<std::string>> Reconciler::OverlappingOwner(const De
   }
   if (!first) return std::nullopt;
   return first->second;
-}
-
-absl::StatusOr<int> Reconciler::CountMatchingNodes(const DeviceConfig& dc) {
-  NEURON_ASSIGN_OR_RETURN(std::vector<json> labels, node_labels_());
-  return static_cast<int>(std::count_if(labels.begin(), labels.end(), [&](const json& l) {
-    return SelectorMatches(dc.spec.selector, l);
-  }));
 }
 
 absl::StatusOr<std::vector<Reconciler::LiveChild>> Reconciler::ListChildren(

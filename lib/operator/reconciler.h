@@ -18,6 +18,7 @@
 #include "lib/k8s/events.h"
 #include "lib/k8s/rest_client.h"
 #include "lib/operator/children.h"
+#include "lib/operator/upgrade.h"
 #include "nlohmann/json.hpp"
 
 namespace neuron::op {
@@ -25,17 +26,19 @@ namespace neuron::op {
 // The DeviceConfig resource at the version the operator reads and writes (the stored one).
 k8s::ResourceRef DeviceConfigRef();
 
-// The labels of every Node (the controller passes its cache; tests may list).
-using NodeLabelsFn = std::function<absl::StatusOr<std::vector<nlohmann::json>>()>;
+// Every Node, at least metadata.{name,uid,resourceVersion,labels} and spec.taints (the
+// controller passes its cache; tests may list).
+using NodesFn = std::function<absl::StatusOr<std::vector<nlohmann::json>>()>;
 
 struct ReconcileResult {
-  // Run another pass after this long even without an event (deletion waiting for children).
+  // Run another pass after this long even without an event (deletion waiting for children,
+  // an upgrading node's deadline).
   std::optional<absl::Duration> requeue_after;
 };
 
 class Reconciler {
  public:
-  Reconciler(k8s::RestClient& client, OperatorSettings settings, NodeLabelsFn node_labels,
+  Reconciler(k8s::RestClient& client, OperatorSettings settings, NodesFn nodes,
              k8s::EventRecorder* events = nullptr, Clock* clock = nullptr);
 
   // ns/name of a DeviceConfig. An error means "retry with backoff" (the queue decides when).
@@ -50,7 +53,12 @@ class Reconciler {
   absl::Status EnsureFinalizer(const nlohmann::json& obj);
   // Another live, valid DeviceConfig created earlier whose selector can match the same node.
   absl::StatusOr<std::optional<std::string>> OverlappingOwner(const DeviceConfig& dc);
-  absl::StatusOr<int> CountMatchingNodes(const DeviceConfig& dc);
+  // Driver upgrades (upgrade.h): node labels and taints changed, events sent; the result
+  // goes into status. Without a version (or in preinstalled mode) it only cleans up.
+  absl::StatusOr<std::optional<UpgradePlan>> RollDriver(const DeviceConfig& dc,
+                                                        const nlohmann::json& obj,
+                                                        const std::vector<nlohmann::json>& nodes);
+  absl::Status ApplyNodeChanges(const DeviceConfig& dc, const std::vector<NodeChange>& changes);
   struct LiveChild {
     k8s::ResourceRef ref;
     std::string ns;
@@ -69,7 +77,7 @@ class Reconciler {
 
   k8s::RestClient& client_;
   const OperatorSettings settings_;
-  NodeLabelsFn node_labels_;
+  NodesFn nodes_;
   k8s::EventRecorder* events_;
   Clock& clock_;
   k8s::Discovery discovery_;

@@ -185,16 +185,44 @@ json ComputeStatus(const DeviceConfig& dc, const ObservedState& seen, const json
 
   bool all_ready = !seen.blocker;
   for (const k8s::Condition& c : set) all_ready = all_ready && c.status == "True";
+
+  // Upgrading is news, not readiness: it takes no part in Ready.
+  std::vector<std::string> warnings = seen.warnings;
+  json upgrade_nodes = json::array();
+  if (seen.upgrade) {
+    const UpgradePlan& u = *seen.upgrade;
+    k8s::Condition c = Cond("Upgrading", false, u.condition_reason, u.condition_message);
+    c.status = u.condition_status;
+    set.push_back(c);
+    if (u.degraded) warnings.insert(warnings.begin(), *u.degraded);
+    for (const NodeUpgrade& n : u.nodes) upgrade_nodes.push_back(ToJson(n));
+    status["upgrade"] = {{"driverVersion", dc.spec.driver_version},
+                         {"nodesDone", u.done},
+                         {"nodesUpgrading", u.upgrading},
+                         {"nodesPending", u.pending},
+                         {"nodesFailed", u.failed}};
+  } else if (!seen.blocker) {
+    set.push_back(Cond("Upgrading", false, "NotVersioned",
+                       kmm ? "spec.driverVersion is not set: KMM loads the driver on every "
+                             "matching node; set it to roll versions node by node"
+                           : "driverMode is preinstalled: the node image's driver is used"));
+    status.erase("upgrade");
+  }
   if (seen.blocker) {
     set.push_back(Cond("Degraded", true, seen.blocker->reason, seen.blocker->message));
     set.push_back(Cond("Ready", false, seen.blocker->reason, seen.blocker->message));
   } else {
-    set.push_back(seen.warnings.empty() ? Cond("Degraded", false, "AsExpected", "")
-                                        : Cond("Degraded", true, "OptionalApiMissing",
-                                               absl::StrJoin(seen.warnings, "; ")));
+    const bool upgrade_failed = seen.upgrade && seen.upgrade->degraded;
+    set.push_back(warnings.empty()
+                      ? Cond("Degraded", false, "AsExpected", "")
+                      : Cond("Degraded", true,
+                             upgrade_failed ? "DriverUpgradeFailed" : "OptionalApiMissing",
+                             absl::StrJoin(warnings, "; ")));
     std::vector<std::string> waiting;
     for (const k8s::Condition& c : set) {
-      if (c.type != "Degraded" && c.status != "True") waiting.push_back(c.type);
+      if (c.type != "Degraded" && c.type != "Upgrading" && c.status != "True") {
+        waiting.push_back(c.type);
+      }
     }
     set.push_back(all_ready ? Cond("Ready", true, "AllComponentsReady",
                                    "driver, device plugin, scheduler and metrics are available")
@@ -215,6 +243,11 @@ json ComputeStatus(const DeviceConfig& dc, const ObservedState& seen, const json
   status["driverSummary"] = Summary(driver);
   status["devicePluginSummary"] = Summary(plugin);
   status["schedulerSummary"] = dc.DraMode() ? std::string("DRA") : Summary(sched);
+  if (seen.upgrade) {
+    status["nodes"] = std::move(upgrade_nodes);
+  } else if (!seen.blocker) {
+    status.erase("nodes");
+  }
   return status;
 }
 

@@ -1,6 +1,7 @@
 // File: lib/operator/status.h
 // DeviceConfig status from what the reconcile pass saw: conditions a person can act on
-// (Ready, DriverReady, DevicePluginReady, SchedulerReady, MetricsReady, Degraded), per
+// (Ready, DriverReady, DevicePluginReady, SchedulerReady, MetricsReady, Upgrading, Degraded),
+// per-node driver upgrade state, per
 // component node counts as upstream names them, and the short "available/desired" strings the
 // printer columns show. Pure: the reconciler gathers the inputs and writes the result.
 #pragma once
@@ -12,6 +13,7 @@
 #include "absl/time/time.h"
 #include "lib/operator/children.h"
 #include "lib/operator/device_config.h"
+#include "lib/operator/upgrade.h"
 #include "nlohmann/json.hpp"
 
 namespace neuron::op {
@@ -34,6 +36,8 @@ struct ObservedState {
   nlohmann::json extender;    // Deployment <name>-custom-scheduler-extension
   nlohmann::json dra_ds;      // DRA mode: DaemonSet <name>-dra-driver
   nlohmann::json metrics_ds;  // DaemonSet <name>-node-metrics (the node agent)
+  // The driver rollout this pass (kmm mode with a driverVersion); unset otherwise.
+  std::optional<UpgradePlan> upgrade;
 };
 
 // The new .status, built on `old_status` (whose conditions keep their transition times when

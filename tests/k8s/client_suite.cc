@@ -10,6 +10,7 @@
 #include "lib/k8s/errors.h"
 #include "lib/k8s/events.h"
 #include "lib/k8s/informer.h"
+#include "tests/fakes/fake_clock.h"
 
 namespace neuron::k8s::suite {
 
@@ -355,6 +356,16 @@ void EventsAggregate(RestClient& c, const std::string& ns) {
       CHECK(e["count"] == 1);
     }
   }
+  // Different events in one clock tick get distinct names (client-go's <name>.<nanos> would
+  // collide): both are recorded.
+  fakes::FakeClock still;
+  EventRecorder frozen(c, "neuron-test", "", &still);
+  REQUIRE(frozen.Event(*cm, kEventNormal, "Step", "one").ok());
+  REQUIRE(frozen.Event(*cm, kEventNormal, "Step", "two").ok());
+  REQUIRE(frozen.Event(*cm, kEventNormal, "Step", "three").ok());
+  auto steps = c.ListAll(resources::kEvents, ns, {.field_selector = "involvedObject.name=ev"});
+  REQUIRE(steps.ok());
+  CHECK(steps->items.size() == 5);
 }
 
 }  // namespace neuron::k8s::suite

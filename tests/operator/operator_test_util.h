@@ -112,14 +112,12 @@ struct Cluster {
   std::shared_ptr<k8s::RestClient> client;
 };
 
-// Node labels listed straight from the API (what the controller's cache would hold).
-inline NodeLabelsFn ListNodeLabels(k8s::RestClient& client) {
+// Nodes listed straight from the API (the controller's cache holds a subset of the same).
+inline NodesFn ListNodes(k8s::RestClient& client) {
   return [&client]() -> absl::StatusOr<std::vector<json>> {
     auto list = client.ListAll(k8s::resources::kNodes, "");
     if (!list.ok()) return list.status();
-    std::vector<json> out;
-    for (const json& n : list->items) out.push_back(n["metadata"].value("labels", json::object()));
-    return out;
+    return std::move(list->items);
   };
 }
 

@@ -52,10 +52,10 @@ json SampleNodeLabels() {
 }
 
 struct Fixture {
-  explicit Fixture(std::vector<std::string> apis = {"kmm", "nfd"}) : cluster(std::move(apis)) {
+  explicit Fixture(const std::vector<std::string>& apis = {"kmm", "nfd"}) : cluster(apis) {
     settings.ns = kNs;
     reconciler =
-        std::make_unique<Reconciler>(*cluster.client, settings, ListNodeLabels(*cluster.client));
+        std::make_unique<Reconciler>(*cluster.client, settings, ListNodes(*cluster.client));
   }
   ReconcileResult Pass(const std::string& name = "neuron") {
     auto r = reconciler->Reconcile(kNs, name);
@@ -101,8 +101,9 @@ TEST_CASE("a pass applies exactly what render produces, owned by the DeviceConfi
     }
     // A second pass changes nothing: same resourceVersions.
     std::vector<std::string> rvs;
-    for (const Child& c : want)
+    for (const Child& c : want) {
       rvs.push_back(f.cluster.server.Get(Path(c))["metadata"]["resourceVersion"]);
+    }
     f.Pass();
     for (size_t i = 0; i < want.size(); ++i) {
       CHECK(f.cluster.server.Get(Path(want[i]))["metadata"]["resourceVersion"] == rvs[i]);

@@ -169,7 +169,11 @@ absl::StatusOr<ReconcileResult> Reconciler::Reconcile(const std::string& ns,
       Observe(c, dc, std::move(*live), seen);
     }
     NEURON_RETURN_IF_ERROR(DeleteChildren(dc, seen.apis, children, std::nullopt));
-    NEURON_ASSIGN_OR_RETURN(seen.upgrade, RollDriver(dc, obj, nodes));
+    // Without KMM no driver of ours loads anywhere: nodes are left as they are (tainting one
+    // would only evict its workloads for a driver that never comes).
+    if (seen.apis.kmm || dc.spec.driver_mode != DriverMode::kKmm) {
+      NEURON_ASSIGN_OR_RETURN(seen.upgrade, RollDriver(dc, obj, nodes));
+    }
     if (seen.upgrade) result.requeue_after = seen.upgrade->recheck_after;
   }
 

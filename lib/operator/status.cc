@@ -202,10 +202,15 @@ json ComputeStatus(const DeviceConfig& dc, const ObservedState& seen, const json
                          {"nodesPending", u.pending},
                          {"nodesFailed", u.failed}};
   } else if (!seen.blocker) {
-    set.push_back(Cond("Upgrading", false, "NotVersioned",
-                       kmm ? "spec.driverVersion is not set: KMM loads the driver on every "
-                             "matching node; set it to roll versions node by node"
-                           : "driverMode is preinstalled: the node image's driver is used"));
+    set.push_back(
+        !kmm ? Cond("Upgrading", false, "Preinstalled",
+                    "driverMode is preinstalled: the node image's driver is used")
+        : !seen.apis.kmm
+            ? Cond("Upgrading", false, "KMMNotInstalled",
+                   "driver versions roll through KMM, which is not installed")
+            : Cond("Upgrading", false, "NotVersioned",
+                   "spec.driverVersion is not set: KMM loads the driver on every matching node; "
+                   "set it to roll versions node by node"));
     status.erase("upgrade");
   }
   if (seen.blocker) {

@@ -169,6 +169,23 @@ TEST_CASE("first install labels every node at once and without a taint", "[opera
   CHECK(CondReason(cluster.GetDc("neuron"), "Upgrading") == "RollingOut");
 }
 
+TEST_CASE("without KMM no node is labelled or tainted", "[operator][upgrade]") {
+  Cluster cluster({"nfd"});
+  cluster.AddNode(NodeName(0), NeuronLabels());
+  json dc = LoadYaml(kSample).front();
+  dc["metadata"]["namespace"] = kNs;
+  dc["spec"]["driverVersion"] = "2.28.0";
+  REQUIRE(cluster.client->Create(DeviceConfigRef(), kNs, dc).ok());
+  OperatorSettings settings;
+  settings.ns = kNs;
+  Reconciler reconciler(*cluster.client, settings, ListNodes(*cluster.client));
+  REQUIRE(reconciler.Reconcile(kNs, "neuron").ok());
+  const json node = cluster.server.Get("/api/v1/nodes/" + NodeName(0));
+  CHECK_FALSE(node["metadata"]["labels"].contains(kVersionLabel));
+  CHECK_FALSE(node.contains("/spec/taints"_json_pointer));
+  CHECK(CondReason(cluster.GetDc("neuron"), "DriverReady") == "KMMNotInstalled");
+}
+
 TEST_CASE("a version change moves 10 nodes one at a time; done nodes are never touched again",
           "[operator][upgrade]") {
   Rollout f(10, "2.28.0");

@@ -1,5 +1,6 @@
 # Entry points for people and CI. Every target installs its own dependencies first.
-#   make demo   - build and run the emulated demo (node agent on an emulated trn1.32xlarge)
+#   make demo   - build and run the whole stack locally (operator, node agents, device plugins,
+#                 extender against the fake API server and fake kubelets) and print a summary
 #   make test   - build and pass every test (release preset)
 #   make fuzz-run - build the libFuzzer targets and run each FUZZ_SECONDS (default 30)
 SHELL := /bin/bash
@@ -7,7 +8,7 @@ JOBS ?= $(shell nproc)
 EMULATE ?= trn1.32xlarge
 FUZZ_SECONDS ?= 30
 
-.PHONY: help deps build demo test test-asan test-tsan sanitize fuzz fuzz-run bench fmt lint clean
+.PHONY: help deps build demo demo-node test test-asan test-tsan sanitize fuzz fuzz-run bench fmt lint clean
 
 help: ## Show this help
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
@@ -19,8 +20,11 @@ build: deps ## Configure and build the release preset into build/ (binaries in b
 	@cmake --preset release >/dev/null
 	@cmake --build --preset release -j $(JOBS)
 
-demo: build ## Run the node agent over an emulated node (EMULATE=<instance type>)
-	@bash scripts/demo.sh $(EMULATE)
+demo: build ## Run the whole stack locally (emulated trn1 + trn2 nodes) and print a summary
+	@bash scripts/demo.sh
+
+demo-node: build ## Run one node agent over an emulated node, with a fault (EMULATE=<instance type>)
+	@bash scripts/demo-node-agent.sh $(EMULATE)
 
 test: build ## Build and run every test
 	@ctest --preset release -j $(JOBS)

@@ -205,13 +205,16 @@ TEST_CASE("watch: a broken stream reconnects and resumes", "[fake]") {
   inf.Start();
   REQUIRE(inf.WaitForSync(absl::Seconds(20)));
   for (int round = 0; round < 3; ++round) {
-    REQUIRE(WaitFor([&] { return env.fake.OpenWatches() == 1; }));
+    // The reflector's next watch has started (the previous one it saw end) and is the one open
+    // on the server: closing before that would close the old stream twice.
+    REQUIRE(WaitFor(
+        [&] { return inf.reflector().watches() >= round + 1 && env.fake.OpenWatches() == 1; }));
     env.fake.CloseWatches();
     REQUIRE(env.client->Create(kConfigMaps, "ns", Cm(absl::StrCat("r", round), "1")).ok());
   }
   CHECK(WaitFor([&] { return view.Snapshot().size() == 3; }));
   CHECK(inf.reflector().lists() == 1);  // resumed, never relisted
-  CHECK(inf.reflector().watches() >= 4);
+  CHECK(WaitFor([&] { return inf.reflector().watches() >= 4; }));
 }
 
 TEST_CASE("exec credentials: token sent, plugin re-run on 401", "[fake]") {

@@ -8,7 +8,7 @@ JOBS ?= $(shell nproc)
 EMULATE ?= trn1.32xlarge
 FUZZ_SECONDS ?= 30
 
-.PHONY: help deps build demo demo-node test test-asan test-tsan sanitize fuzz fuzz-run bench fmt lint clean
+.PHONY: help deps build demo demo-node images test test-asan test-tsan sanitize fuzz fuzz-run bench fmt lint clean
 
 help: ## Show this help
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
@@ -25,6 +25,9 @@ demo: build ## Run the whole stack locally (emulated trn1 + trn2 nodes) and prin
 
 demo-node: build ## Run one node agent over an emulated node, with a fault (EMULATE=<instance type>)
 	@bash scripts/demo-node-agent.sh $(EMULATE)
+
+images: build ## OCI images of the four binaries, no container daemon needed (build/images/, TAG=dev)
+	@bash scripts/build-images.sh $(or $(TAG),dev)
 
 test: build ## Build and run every test
 	@ctest --preset release -j $(JOBS)

@@ -34,7 +34,8 @@ using deploytest::HelpFlags;
 using deploytest::LoadAll;
 using deploytest::SourceDir;
 
-constexpr char kImage[] = "neuron-k8s:dev";  // images/Dockerfile's tag
+// Each binary has its own image, named after it (scripts/build-images.sh, images/Dockerfile).
+constexpr char kImageTag[] = ":dev";
 constexpr char kPciLabel[] = "feature.node.kubernetes.io/pci-1d0f.present";
 constexpr char kEmulatedLabel[] = "aws.amazon.com/neuron-emulated";
 
@@ -132,9 +133,9 @@ TEST_CASE("DaemonSets schedule on Neuron nodes and run what the binaries accept"
 
     REQUIRE(spec["containers"].size() == 1);
     const YAML::Node c = spec["containers"][0];
-    CHECK(c["image"].as<std::string>("") == kImage);
     const std::string command = c["command"][0].as<std::string>("");
     const std::string binary = fs::path(command).filename().string();
+    CHECK(c["image"].as<std::string>("") == binary + kImageTag);
     REQUIRE((binary == "neuron-node-agent" || binary == "neuron-device-plugin"));
     CHECK(command == "/usr/local/bin/" + binary);
     if (!help.count(binary)) help[binary] = HelpFlags(binary);
@@ -249,12 +250,33 @@ TEST_CASE("The device plugin's RBAC is exactly what it calls", "[deploy]") {
   CHECK(checked == 2);
 }
 
-TEST_CASE("The image the manifests run is the one images/Dockerfile builds", "[deploy]") {
-  std::ifstream f(SourceDir() + "/images/Dockerfile");
-  std::stringstream text;
-  text << f.rdbuf();
-  CHECK(text.str().find(std::string("-t ") + kImage) != std::string::npos);
-  CHECK(text.str().find("/usr/local/bin/") != std::string::npos);
+TEST_CASE("Every workload runs its binary's own image, as the image scripts name them",
+          "[deploy]") {
+  auto read = [](const std::string& rel) {
+    std::ifstream f(SourceDir() + "/" + rel);
+    std::stringstream text;
+    text << f.rdbuf();
+    return text.str();
+  };
+  const std::string build = read("scripts/build-images.sh");
+  const std::string dockerfile = read("images/Dockerfile");
+  int checked = 0;
+  for (const Doc& d : LoadAll()) {
+    for (const YAML::Node& c : At(d.node, {"spec", "template", "spec", "containers"})) {
+      const std::string command = c["command"][0].as<std::string>("");
+      if (command.rfind("/usr/local/bin/neuron-", 0) != 0) continue;
+      const std::string binary = fs::path(command).filename().string();
+      CAPTURE(d.file, binary);
+      CHECK(c["image"].as<std::string>("") == binary + kImageTag);
+      // build-images.sh builds an image for it; the Dockerfile names it in its usage line.
+      CHECK(build.find(binary) != std::string::npos);
+      ++checked;
+    }
+  }
+  CHECK(checked >= 5);
+  CHECK(dockerfile.find("--build-arg BINARY=neuron-operator -t neuron-operator:dev") !=
+        std::string::npos);
+  CHECK(dockerfile.find("/usr/local/bin/entrypoint") != std::string::npos);
 }
 
 }  // namespace

@@ -34,18 +34,22 @@ struct Doc {
   std::string ns() const { return node["metadata"]["namespace"].as<std::string>(""); }
 };
 
+// Every manifest file under deploy/. Not manifests: the Helm chart's templates (helm_chart_test
+// renders them), kustomize overlays' patches and kustomization.yaml files (deploy_kustomize_test
+// renders them).
 inline std::vector<Doc> LoadAll() {
   namespace fs = std::filesystem;
   std::vector<Doc> out;
-  const fs::path helm = fs::path(SourceDir()) / "deploy" / "helm";
-  for (auto it = fs::recursive_directory_iterator(SourceDir() + "/deploy");
-       it != fs::recursive_directory_iterator(); ++it) {
-    // The Helm chart holds templates, not manifests (helm_chart_test checks what it renders).
-    if (it->is_directory() && it->path() == helm) {
+  const fs::path deploy = fs::path(SourceDir()) / "deploy";
+  for (auto it = fs::recursive_directory_iterator(deploy); it != fs::recursive_directory_iterator();
+       ++it) {
+    if (it->is_directory() &&
+        (it->path() == deploy / "helm" || it->path() == deploy / "overlays")) {
       it.disable_recursion_pending();
       continue;
     }
     const fs::directory_entry& e = *it;
+    if (e.path().filename() == "kustomization.yaml") continue;
     if (e.path().extension() != ".yaml" && e.path().extension() != ".yml") continue;
     for (const YAML::Node& n : YAML::LoadAllFromFile(e.path().string())) {
       if (n.IsNull()) continue;
@@ -55,17 +59,26 @@ inline std::vector<Doc> LoadAll() {
   return out;
 }
 
+// What a shell command prints on stdout, and its exit status (-1 when it could not start).
+struct CommandResult {
+  int status = -1;
+  std::string out;
+};
+
+inline CommandResult RunCommand(const std::string& cmd) {
+  CommandResult r;
+  FILE* p = ::popen(cmd.c_str(), "r");
+  if (p == nullptr) return r;
+  char buf[4096];
+  while (size_t n = std::fread(buf, 1, sizeof(buf), p)) r.out.append(buf, n);
+  r.status = ::pclose(p);
+  return r;
+}
+
 // The flags a binary documents in --help ("--name=VALUE" or "--name").
 inline std::set<std::string> HelpFlags(const std::string& binary) {
   std::set<std::string> flags;
-  const std::string cmd = BinDir() + "/" + binary + " --help 2>&1";
-  FILE* p = ::popen(cmd.c_str(), "r");
-  if (p == nullptr) return flags;
-  std::string text;
-  char buf[4096];
-  while (size_t n = std::fread(buf, 1, sizeof(buf), p)) text.append(buf, n);
-  ::pclose(p);
-  std::istringstream in(text);
+  std::istringstream in(RunCommand(BinDir() + "/" + binary + " --help 2>&1").out);
   std::string word;
   while (in >> word) {
     if (word.rfind("--", 0) != 0) continue;

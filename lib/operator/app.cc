@@ -11,9 +11,7 @@
 #include "lib/k8s/client_factory.h"
 #include "lib/k8s/leader_election.h"
 #include "lib/metrics/exposition.h"
-#include "prometheus/counter.h"
-#include "prometheus/gauge.h"
-#include "prometheus/histogram.h"
+#include "lib/operator/operator_metrics.h"
 #include "prometheus/registry.h"
 #include "spdlog/spdlog.h"
 
@@ -36,11 +34,7 @@ std::string ListenSpec(const std::string& addr) {
 
 struct App::State {
   std::shared_ptr<prometheus::Registry> registry = std::make_shared<prometheus::Registry>();
-  prometheus::Family<prometheus::Counter>* passes = nullptr;
-  prometheus::Family<prometheus::Counter>* errors = nullptr;
-  prometheus::Histogram* duration = nullptr;
-  prometheus::Gauge* depth = nullptr;
-  prometheus::Gauge* is_leader = nullptr;
+  OperatorMetrics op_metrics{*registry};
   std::unique_ptr<k8s::EventRecorder> events;
   std::unique_ptr<Controller> controller;
   std::unique_ptr<k8s::LeaderElector> elector;
@@ -77,39 +71,12 @@ absl::Status App::Start() {
   }
   s_ = std::make_unique<State>();
   State& s = *s_;
-  s.passes = &prometheus::BuildCounter()
-                  .Name("neuron_operator_reconcile_total")
-                  .Help("Reconcile passes of DeviceConfigs, by result.")
-                  .Register(*s.registry);
-  s.errors = &prometheus::BuildCounter()
-                  .Name("neuron_operator_reconcile_errors_total")
-                  .Help("Reconcile passes that failed and were queued again with backoff.")
-                  .Register(*s.registry);
-  s.duration = &prometheus::BuildHistogram()
-                    .Name("neuron_operator_reconcile_duration_seconds")
-                    .Help("Time of one reconcile pass.")
-                    .Register(*s.registry)
-                    .Add({}, prometheus::Histogram::BucketBoundaries{0.005, 0.01, 0.025, 0.05, 0.1,
-                                                                     0.25, 0.5, 1, 2.5, 5, 10});
-  s.depth = &prometheus::BuildGauge()
-                 .Name("neuron_operator_work_queue_depth")
-                 .Help("DeviceConfig keys waiting for a reconcile pass.")
-                 .Register(*s.registry)
-                 .Add({});
-  s.is_leader = &prometheus::BuildGauge()
-                     .Name("neuron_operator_leader")
-                     .Help("1 while this replica holds the leader lease.")
-                     .Register(*s.registry)
-                     .Add({});
-
   s.events = std::make_unique<k8s::EventRecorder>(*client_, "neuron-operator");
   s.controller = std::make_unique<Controller>(
       *client_, opts_.controller, s.events.get(),
-      [this](const std::string&, absl::Duration took, const absl::Status& st) {
-        s_->passes->Add({{"result", st.ok() ? "success" : "error"}}).Increment();
-        if (!st.ok()) s_->errors->Add({}).Increment();
-        s_->duration->Observe(absl::ToDoubleSeconds(took));
-        s_->depth->Set(static_cast<double>(s_->controller->QueueDepth()));
+      [this](const std::string& key, absl::Duration took,
+             const absl::StatusOr<ReconcileResult>& result) {
+        s_->op_metrics.ObservePass(key, took, result, s_->controller->QueueDepth());
       });
 
   httpserver::ServerOptions hopts;
@@ -129,7 +96,7 @@ absl::Status App::Start() {
                s.metrics->port(), opts_.controller.settings.ns);
   auto lead = [this] {
     s_->leading = true;
-    s_->is_leader->Set(1);
+    s_->op_metrics.SetLeader(true);
     spdlog::info("leading: starting the DeviceConfig controller");
     s_->controller->Start();
   };
@@ -147,7 +114,7 @@ absl::Status App::Start() {
   cfg.callbacks.on_started_leading = lead;
   cfg.callbacks.on_stopped_leading = [this] {
     s_->leading = false;
-    s_->is_leader->Set(0);
+    s_->op_metrics.SetLeader(false);
   };
   cfg.callbacks.on_new_leader = [](const std::string& id) {
     spdlog::info("leader is identity={}", id);

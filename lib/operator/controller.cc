@@ -154,7 +154,7 @@ void Controller::Work() {
                                             ? reconciler_.Reconcile(parts[0], parts[1])
                                             : absl::InvalidArgumentError("bad key " + *key);
     ++passes_;
-    if (observer_) observer_(*key, absl::Now() - start, r.status());
+    if (observer_) observer_(*key, absl::Now() - start, r);
     if (r.ok()) {
       queue_.Forget(*key);
       queue_.AddAfter(*key, r->requeue_after.value_or(opts_.resync));

@@ -31,9 +31,10 @@ struct ControllerOptions {
   absl::Duration max_backoff = absl::Seconds(300);
 };
 
-// Observes each pass (for metrics): key, how long, its outcome.
-using PassObserver =
-    std::function<void(const std::string& key, absl::Duration took, const absl::Status& result)>;
+// Observes each pass (for metrics): key, how long, its outcome. Passes of one key never run
+// concurrently (the work queue hands a key to one worker at a time).
+using PassObserver = std::function<void(const std::string& key, absl::Duration took,
+                                        const absl::StatusOr<ReconcileResult>& result)>;
 
 class Controller {
  public:

@@ -174,7 +174,10 @@ absl::StatusOr<ReconcileResult> Reconciler::Reconcile(const std::string& ns,
     if (seen.apis.kmm || dc.spec.driver_mode != DriverMode::kKmm) {
       NEURON_ASSIGN_OR_RETURN(seen.upgrade, RollDriver(dc, obj, nodes));
     }
-    if (seen.upgrade) result.requeue_after = seen.upgrade->recheck_after;
+    if (seen.upgrade) {
+      result.requeue_after = seen.upgrade->recheck_after;
+      result.upgrade = Progress(*seen.upgrade, clock_.Now());
+    }
   }
 
   const json old_status = obj.value("status", json::object());
@@ -260,7 +263,9 @@ absl::StatusOr<ReconcileResult> Reconciler::Finalize(const DeviceConfig& dc) {
     if (!left.empty()) {
       spdlog::info("deviceconfig deleting key={} waiting_for={} objects={}", Key(dc),
                    stage ? ComponentName(*stage) : "other", left.size());
-      return ReconcileResult{kDeletionPoll};
+      ReconcileResult poll;
+      poll.requeue_after = kDeletionPoll;
+      return poll;
     }
   }
 

@@ -34,6 +34,8 @@ struct ReconcileResult {
   // Run another pass after this long even without an event (deletion waiting for children,
   // an upgrading node's deadline).
   std::optional<absl::Duration> requeue_after;
+  // Where the driver rollout stands, when the operator manages driver versions.
+  std::optional<UpgradeProgress> upgrade;
 };
 
 class Reconciler {

@@ -158,6 +158,16 @@ json NodeChange::Patch() const {
   return patch;
 }
 
+UpgradeProgress Progress(const UpgradePlan& plan, absl::Time now) {
+  UpgradeProgress p{plan.pending, plan.upgrading, plan.done, plan.failed};
+  for (const NodeUpgrade& n : plan.nodes) {
+    if (n.state == NodeUpgradeState::kUpgrading) {
+      p.longest_upgrading = std::max(p.longest_upgrading, now - n.since);
+    }
+  }
+  return p;
+}
+
 UpgradePlan PlanUpgrade(const DeviceConfig& dc, const std::vector<json>& nodes,
                         const std::vector<NodeUpgrade>& previous, absl::Time now) {
   const std::string target = dc.spec.driver_version;

@@ -80,6 +80,14 @@ struct UpgradePlan {
   std::optional<std::string> degraded;
 };
 
+// A rollout in numbers (the operator's metrics): nodes per state, and how long the node that
+// has been upgrading longest has been at it (zero when none is upgrading).
+struct UpgradeProgress {
+  int pending = 0, upgrading = 0, done = 0, failed = 0;
+  absl::Duration longest_upgrading = absl::ZeroDuration();
+};
+UpgradeProgress Progress(const UpgradePlan& plan, absl::Time now);
+
 // `nodes`: every Node as the cache holds it (metadata.name, resourceVersion, labels;
 // spec.taints). Only call with a driverVersion set in kmm mode.
 UpgradePlan PlanUpgrade(const DeviceConfig& dc, const std::vector<nlohmann::json>& nodes,

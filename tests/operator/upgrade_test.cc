@@ -253,13 +253,23 @@ TEST_CASE("a node that passes its timeout fails, keeps its taint and stops the r
   REQUIRE(f.States()[stuck] == "upgrading");
   REQUIRE(r.requeue_after.has_value());
   CHECK(*r.requeue_after <= absl::Minutes(10));  // the pass that notices the timeout
+  REQUIRE(r.upgrade.has_value());                // what the operator's rollout metrics show
+  CHECK(r.upgrade->upgrading == 1);
+  CHECK(r.upgrade->pending == 2);
+  CHECK(r.upgrade->longest_upgrading == absl::ZeroDuration());
 
   f.clock.Advance(absl::Minutes(9));
-  f.Pass();
+  r = f.Pass();
   CHECK(f.States()[stuck] == "upgrading");
+  REQUIRE(r.upgrade.has_value());
+  CHECK(r.upgrade->longest_upgrading == absl::Minutes(9));
   f.clock.Advance(absl::Minutes(1));
-  f.Pass();
+  r = f.Pass();
   CHECK(f.States()[stuck] == "failed");
+  REQUIRE(r.upgrade.has_value());
+  CHECK(r.upgrade->failed == 1);
+  CHECK(r.upgrade->upgrading == 0);
+  CHECK(r.upgrade->longest_upgrading == absl::ZeroDuration());
   CHECK(f.Tainted(stuck));
   json dc = f.cluster.GetDc("neuron");
   CHECK(CondReason(dc, "Upgrading") == "NodeFailed");

@@ -3,15 +3,26 @@
 #                 extender against the fake API server and fake kubelets) and print a summary
 #   make test   - build and pass every test (release preset)
 #   make fuzz-run - build the libFuzzer targets and run each FUZZ_SECONDS (default 30)
+# Cluster targets (the seed operator's names) act on the current kubectl context:
+#   make install | deploy IMG=<registry>/neuron-operator:<tag> [OVERLAY=eks|openshift] | undeploy
+#   make bundle bundle-build index VERSION=0.1.0 IMG=... BUNDLE_IMG=... INDEX_IMG=...
 SHELL := /bin/bash
 JOBS ?= $(shell nproc)
 EMULATE ?= trn1.32xlarge
 FUZZ_SECONDS ?= 30
+IMG ?= neuron-operator:dev
+OVERLAY ?=
+VERSION ?= 0.1.0
+BUNDLE_IMG ?= neuron-operator-bundle:v$(VERSION)
+INDEX_IMG ?= neuron-operator-index:v$(VERSION)
+CONTAINER_TOOL ?= docker
+export IMG OVERLAY VERSION BUNDLE_IMG INDEX_IMG CONTAINER_TOOL
 
-.PHONY: help deps build demo demo-node images test test-asan test-tsan sanitize fuzz fuzz-run bench fmt lint clean
+.PHONY: help deps build demo demo-node images test test-asan test-tsan sanitize fuzz fuzz-run bench fmt lint clean \
+	manager docker-build docker-push install uninstall deploy undeploy bundle bundle-build index
 
 help: ## Show this help
-	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-13s %s\n", $$1, $$2}'
 
 deps: ## Install the Debian packages the build, tests and benches need
 	@bash scripts/setup-deps.sh
@@ -61,6 +72,38 @@ fmt: ## clang-format every C++ file in place
 
 lint: deps ## clang-format check, then clang-tidy-14 (.clang-tidy) over the release build
 	@JOBS=$(JOBS) bash scripts/lint.sh
+
+manager: deps ## Build the operator binary (build/bin/neuron-operator)
+	@cmake --preset release >/dev/null
+	@cmake --build --preset release -j $(JOBS) --target neuron-operator
+
+docker-build: ## Build the operator image IMG with CONTAINER_TOOL (images/Dockerfile; no daemon: make images)
+	@command -v $(CONTAINER_TOOL) >/dev/null || { echo "$(CONTAINER_TOOL) not found: make images builds OCI layouts without it"; exit 1; }
+	$(CONTAINER_TOOL) build -f images/Dockerfile --build-arg BINARY=neuron-operator -t $(IMG) .
+
+docker-push: ## Push the operator image IMG
+	$(CONTAINER_TOOL) push $(IMG)
+
+install: ## Install the DeviceConfig CRD into the current kubectl context
+	@bash scripts/deploy.sh install
+
+uninstall: ## Delete every DeviceConfig (the operator cleans up), then the CRD
+	@bash scripts/deploy.sh uninstall
+
+deploy: ## Install the operator (image IMG; OVERLAY=eks|openshift, else deploy/operator)
+	@bash scripts/deploy.sh deploy
+
+undeploy: ## Delete the DeviceConfigs, then everything deploy applied
+	@bash scripts/deploy.sh undeploy
+
+bundle: manager ## OLM bundle in build/bundle (VERSION, IMG; CSV made from the kustomize output)
+	@bash scripts/olm.sh bundle
+
+bundle-build: ## Bundle image BUNDLE_IMG (CONTAINER_TOOL, or an OCI layout without one)
+	@bash scripts/olm.sh bundle-build
+
+index: manager ## File-based catalog for BUNDLE_IMG in build/catalog, image INDEX_IMG, install.yaml
+	@bash scripts/olm.sh index
 
 clean: ## Remove build/
 	@rm -rf build

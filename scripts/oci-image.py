@@ -54,10 +54,11 @@ def main():
     p.add_argument("out")
     p.add_argument("--tag", required=True, help="name:tag recorded in index.json")
     p.add_argument("--user", default="65532:65532", help="uid:gid the container runs as")
-    p.add_argument("--entrypoint", default="/usr/local/bin/entrypoint")
+    p.add_argument("--entrypoint", default="/usr/local/bin/entrypoint",
+                   help='"" for a data-only image (an OLM bundle)')
     p.add_argument("--label", action="append", default=[], help="key=value (repeatable)")
     args = p.parse_args()
-    if not os.path.isfile(os.path.join(args.rootfs, args.entrypoint.lstrip("/"))):
+    if args.entrypoint and not os.path.isfile(os.path.join(args.rootfs, args.entrypoint.lstrip("/"))):
         sys.exit(f"oci-image: {args.rootfs} has no {args.entrypoint} (run scripts/image-rootfs.sh)")
 
     os.makedirs(args.out, exist_ok=True)
@@ -78,6 +79,8 @@ def main():
         "rootfs": {"type": "layers", "diff_ids": ["sha256:" + hashlib.sha256(raw).hexdigest()]},
         "history": [{"created_by": "scripts/image-rootfs.sh + scripts/oci-image.py"}],
     }
+    if not args.entrypoint:
+        del config["config"]["Entrypoint"]
     config_digest, config_size = write_blob(args.out, json.dumps(config, sort_keys=True).encode())
     manifest = {
         "schemaVersion": 2,

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <string>
 
+#include "cmd/neuron-operator/bundle_command.h"
 #include "cmd/neuron-operator/render_command.h"
 #include "lib/base/flags.h"
 #include "lib/base/logging.h"
@@ -30,6 +31,12 @@ int main(int argc, char** argv) {
   if (argc > 1 && std::strcmp(argv[1], "render") == 0) {
     return neuron::op::RenderCommand(argc - 2, argv + 2);
   }
+  if (argc > 1 && std::strcmp(argv[1], "bundle") == 0) {
+    return neuron::op::BundleCommand(argc - 2, argv + 2);
+  }
+  if (argc > 1 && std::strcmp(argv[1], "catalog") == 0) {
+    return neuron::op::CatalogCommand(argc - 2, argv + 2);
+  }
   absl::Notification& stop = neuron::ShutdownOnSignals();  // before any thread starts
   // Each informer, worker and HTTP thread would otherwise get its own malloc arena holding its
   // high-water mark: two arenas keep an idle operator near its live set.
@@ -40,7 +47,8 @@ int main(int argc, char** argv) {
   neuron::FlagSet flags(
       "neuron-operator",
       "Reconciles DeviceConfig (k8s.aws) objects into the AWS Neuron stack and reports status.\n"
-      "Subcommand: neuron-operator render -f deviceconfig.yaml (see render --help).");
+      "Subcommands (each has --help): render -f deviceconfig.yaml (the objects a DeviceConfig\n"
+      "makes), bundle and catalog -f manifests.yaml (OLM bundle and catalog).");
   flags.String("kubeconfig", &opts.kubeconfig, "Kubeconfig file; empty = in-cluster config.",
                "KUBECONFIG");
   flags.String("namespace", &opts.controller.settings.ns,

@@ -96,15 +96,15 @@ void Emit(YAML::Emitter& out, const json& v) {
 
 }  // namespace
 
+std::string ToYaml(const json& value) {
+  YAML::Emitter out;
+  Emit(out, value);
+  return std::string(out.c_str()) + "\n";
+}
+
 std::string RenderYaml(const std::vector<Child>& children) {
   std::string text;
-  for (const Child& c : children) {
-    YAML::Emitter out;
-    Emit(out, c.object);
-    text += "---\n";
-    text += out.c_str();
-    text += "\n";
-  }
+  for (const Child& c : children) text += "---\n" + ToYaml(c.object);
   return text;
 }
 

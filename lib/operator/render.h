@@ -13,4 +13,7 @@ namespace neuron::op {
 // output parses back to the same JSON.
 std::string RenderYaml(const std::vector<Child>& children);
 
+// One JSON value as a YAML document (no leading "---"), with the same quoting.
+std::string ToYaml(const nlohmann::json& value);
+
 }  // namespace neuron::op

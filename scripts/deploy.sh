@@ -1,0 +1,119 @@
+#!/usr/bin/env bash
+# The operator's install manifests (kustomize) against the current kubectl context:
+#   scripts/deploy.sh render      print them (what `make deploy` applies)
+#   scripts/deploy.sh install     the DeviceConfig CRD only, waiting until it is established
+#   scripts/deploy.sh uninstall   every DeviceConfig (the operator cleans up after each), the CRD
+#   scripts/deploy.sh deploy      the CRD, then everything else
+#   scripts/deploy.sh undeploy    every DeviceConfig first, then everything deploy applied
+# Environment: OVERLAY = eks | openshift | empty (the base, deploy/operator);
+#              IMG = the operator image (default: as the manifests say, neuron-operator:dev);
+#              KUBECTL = the kubectl to run (default: kubectl);
+#              APPLY_FLAGS = extra `kubectl apply` flags (e.g. --server-side).
+# Works with every kustomize from v2.0.3 (kubectl 1.20) on: the image is set by a kustomization
+# written on top of the chosen one, since `kubectl kustomize` cannot edit.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+KUBECTL=${KUBECTL:-kubectl}
+CRD=deploy/operator/crd-deviceconfigs.yaml
+CRD_NAME=deviceconfigs.k8s.aws
+
+base=deploy/operator
+if [ -n "${OVERLAY:-}" ]; then
+  base=deploy/overlays/$OVERLAY
+  if [ ! -f "$base/kustomization.yaml" ]; then
+    echo "deploy: no overlay '$OVERLAY' (have: $(ls deploy/overlays | tr '\n' ' '))" >&2
+    exit 2
+  fi
+fi
+
+# kustomize v5 warns that `bases` and `patches*` are old spellings; they are on purpose (v2.0.3).
+kustomize() {
+  "$KUBECTL" kustomize "$1" 2> >(grep -v "^# Warning: '.*' is deprecated" >&2)
+}
+
+render() {
+  if [ -z "${IMG:-}" ]; then
+    kustomize "$base"
+    return
+  fi
+  # registry/name:tag or registry/name@sha256:... ; a ':' after the last '/' starts the tag.
+  local name=$IMG tag="" digest=""
+  case $IMG in
+    *@*) name=${IMG%@*} digest=${IMG#*@} ;;
+    *) if [[ ${IMG##*/} == *:* ]]; then name=${IMG%:*} tag=${IMG##*:}; fi ;;
+  esac
+  local dir=build/deploy/$(basename "$base")
+  mkdir -p "$dir"
+  {
+    echo "# Written by scripts/deploy.sh: $base with the operator image $IMG."
+    echo "bases:"
+    echo "  - $(realpath --relative-to="$dir" "$base")"
+    echo "images:"
+    echo "  - name: neuron-operator"
+    echo "    newName: $name"
+    [ -n "$tag" ] && echo "    newTag: \"$tag\""
+    [ -n "$digest" ] && echo "    digest: $digest"
+  } > "$dir/kustomization.yaml"
+  kustomize "$dir"
+}
+
+apply() {
+  # shellcheck disable=SC2086  # APPLY_FLAGS is a list of flags
+  "$KUBECTL" apply ${APPLY_FLAGS:-} -f "$1"
+}
+
+install_crd() {
+  apply "$CRD"
+  "$KUBECTL" wait --for condition=established --timeout=60s "crd/$CRD_NAME"
+}
+
+# Deleting a DeviceConfig makes the operator remove what it created (its finalizer holds the
+# object until then): so DeviceConfigs go first, while the operator still runs.
+delete_device_configs() {
+  if "$KUBECTL" get crd "$CRD_NAME" >/dev/null 2>&1; then
+    "$KUBECTL" delete deviceconfigs --all --all-namespaces --wait --timeout=5m
+  fi
+}
+
+# The base's NodeFeatureRule needs Node Feature Discovery; say so before applying half a stack.
+check_nfd() {
+  local group=nfd.k8s-sigs.io
+  [ "${OVERLAY:-}" = openshift ] && group=nfd.openshift.io
+  if ! "$KUBECTL" api-resources --api-group="$group" -o name 2>/dev/null | grep -q '^nodefeaturerules'; then
+    echo "deploy: $group NodeFeatureRule is not served: install Node Feature Discovery first" \
+      "(README, Install)" >&2
+    exit 1
+  fi
+}
+
+manifests() {
+  local out=build/deploy/manifests.yaml
+  mkdir -p build/deploy
+  render > "$out"
+  echo "$out"
+}
+
+case ${1:-} in
+  render) render ;;
+  install) install_crd ;;
+  uninstall)
+    delete_device_configs
+    "$KUBECTL" delete --ignore-not-found -f "$CRD"
+    ;;
+  deploy)
+    check_nfd
+    out=$(manifests)
+    install_crd
+    apply "$out"
+    ;;
+  undeploy)
+    out=$(manifests)
+    delete_device_configs
+    "$KUBECTL" delete --ignore-not-found -f "$out"
+    ;;
+  *)
+    echo "usage: scripts/deploy.sh render|install|uninstall|deploy|undeploy" \
+      "(env OVERLAY=eks|openshift, IMG=image)" >&2
+    exit 2
+    ;;
+esac

@@ -1,0 +1,112 @@
+#!/usr/bin/env bash
+# make install / deploy / undeploy / uninstall (scripts/deploy.sh) with the real kubectl against
+# the fake kube-apiserver: the refusal without NFD, the image override, each overlay's objects
+# landing, DeviceConfigs deleted before the rest, nothing left behind.
+#   tests/integration/deploy_script_test.sh SOURCE_DIR BIN_DIR
+set -euo pipefail
+src=$1
+bin=$2
+work=$(mktemp -d)
+trap 'kill "$server" 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$work"' EXIT
+
+"$bin/fake-apiserver" --listen 127.0.0.1:0 > "$work/apiserver.log" 2>&1 &
+server=$!
+for _ in $(seq 100); do
+  url=$(grep -o 'http://127.0.0.1:[0-9]*' "$work/apiserver.log" || true)
+  [ -n "$url" ] && break
+  sleep 0.1
+done
+[ -n "$url" ] || { echo "FAIL fake-apiserver did not start"; cat "$work/apiserver.log"; exit 1; }
+cat > "$work/kubeconfig" <<EOC
+apiVersion: v1
+kind: Config
+clusters: [{name: fake, cluster: {server: "$url"}}]
+contexts: [{name: fake, context: {cluster: fake, user: test}}]
+users: [{name: test, user: {}}]
+current-context: fake
+EOC
+export KUBECONFIG=$work/kubeconfig
+# kubectl before 1.29 validates against /openapi/v2, which the fake does not serve (see
+# fake_apiserver_kubectl_test): old clients apply without client-side validation.
+minor=$(kubectl version --client -o json | grep -o '"minor": *"[0-9]*' | grep -o '[0-9]*$')
+validate=""
+if [ "${minor:-99}" -lt 29 ]; then validate=--validate=false; fi
+export APPLY_FLAGS=$validate
+
+failures=0
+expect() {  # expect DESCRIPTION ACTUAL EXPECTED
+  if [ "$2" == "$3" ]; then
+    echo "ok   $1"
+  else
+    echo "FAIL $1: got '$2', want '$3'"
+    failures=$((failures + 1))
+  fi
+}
+deploy() { bash "$src/scripts/deploy.sh" "$@" > "$work/out.log" 2>&1; }
+get() { kubectl get "$@" -o "jsonpath={.metadata.name}" 2>/dev/null || true; }
+
+# Without NFD, deploy refuses and applies nothing.
+rc=0
+OVERLAY=eks deploy deploy || rc=$?
+expect "deploy without NFD fails" "$rc" 1
+expect "...saying why" "$(grep -c 'install Node Feature Discovery' "$work/out.log")" 1
+expect "...and applies nothing" "$(get crd deviceconfigs.k8s.aws)" ""
+
+nfd_crd() {  # the CRD an NFD install brings, for group $1
+  cat <<EOC | kubectl apply $validate -f - > /dev/null
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: nodefeaturerules.$1}
+spec:
+  group: $1
+  names: {kind: NodeFeatureRule, listKind: NodeFeatureRuleList, plural: nodefeaturerules, singular: nodefeaturerule}
+  scope: Cluster
+  versions:
+    - {name: v1alpha1, served: true, storage: true, schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}}
+EOC
+}
+nfd_crd nfd.k8s-sigs.io
+nfd_crd nfd.openshift.io
+
+# install: the CRD alone.
+deploy install
+expect "install: CRD" "$(get crd deviceconfigs.k8s.aws)" deviceconfigs.k8s.aws
+expect "install: no operator" "$(get deployment -n aws-neuron-operator neuron-operator)" ""
+
+# deploy with an image, on EKS.
+IMG=registry.example/neuron/neuron-operator:1.2.3 OVERLAY=eks deploy deploy
+expect "eks: operator image" \
+  "$(kubectl get deployment -n aws-neuron-operator neuron-operator -o 'jsonpath={.spec.template.spec.containers[0].image}')" \
+  registry.example/neuron/neuron-operator:1.2.3
+expect "eks: preinstalled driver" \
+  "$(kubectl get deviceconfig -n aws-neuron-operator neuron -o 'jsonpath={.spec.driverMode}')" preinstalled
+expect "eks: NFD rule" "$(get nodefeaturerules.nfd.k8s-sigs.io neuron-nfd-rule)" neuron-nfd-rule
+expect "no kustomize deprecation noise" "$(grep -c 'deprecated' "$work/out.log" || true)" 0
+
+# undeploy: DeviceConfigs go before the operator, then everything.
+OVERLAY=eks deploy undeploy
+first_deleted=$(grep -m1 'deleted' "$work/out.log" || true)
+expect "undeploy deletes the DeviceConfig first" "${first_deleted%% *}" 'deviceconfig.k8s.aws'
+expect "undeploy: operator gone" "$(get deployment -n aws-neuron-operator neuron-operator)" ""
+expect "undeploy: CRD gone" "$(get crd deviceconfigs.k8s.aws)" ""
+
+# OpenShift, image by digest.
+digest=sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef
+IMG=registry.example/neuron-operator@$digest OVERLAY=openshift deploy deploy
+expect "openshift: image by digest" \
+  "$(kubectl get deployment -n aws-neuron-operator neuron-operator -o 'jsonpath={.spec.template.spec.containers[0].image}')" \
+  "registry.example/neuron-operator@$digest"
+expect "openshift: NFD rule in OpenShift's group" \
+  "$(get nodefeaturerules.nfd.openshift.io neuron-nfd-rule)" neuron-nfd-rule
+expect "openshift: SCC binding" "$(get rolebinding -n aws-neuron-operator neuron-scc-privileged)" \
+  neuron-scc-privileged
+
+# uninstall: DeviceConfigs and the CRD; a bad overlay is refused.
+deploy uninstall
+expect "uninstall: no DeviceConfig CRD" "$(get crd deviceconfigs.k8s.aws)" ""
+rc=0
+OVERLAY=gke deploy render || rc=$?
+expect "unknown overlay refused" "$rc" 2
+
+[ "$failures" -eq 0 ] && echo "deploy script: all checks passed"
+exit "$failures"

@@ -18,6 +18,8 @@ json DefaultModuleSelector() { return {{"feature.node.kubernetes.io/aws-neuron",
 
 // Our neuron-device-plugin, as deploy/device-plugin/daemonset.yaml runs it. KMM's container
 // spec has neither name nor securityContext (KMM names it and runs it privileged).
+constexpr int kDevicePluginMetricsPort = 2112;
+
 json PluginContainer(const DeviceConfig& dc, bool for_kmm) {
   json mounts = json::array();
   if (!for_kmm) {  // KMM mounts the kubelet's device-plugin directory itself
@@ -40,6 +42,9 @@ json PluginContainer(const DeviceConfig& dc, bool for_kmm) {
       {"volumeMounts", std::move(mounts)}};
   if (!for_kmm) {
     c["name"] = "device-plugin";
+    // --metrics-listen's default. KMM's devicePlugin container has no ports field.
+    c["ports"] = json::array(
+        {{{"name", "metrics"}, {"containerPort", kDevicePluginMetricsPort}, {"protocol", "TCP"}}});
     // Sockets in host directories and reads of sysfs: no privilege, no writable root.
     c["securityContext"] = {{"readOnlyRootFilesystem", true},
                             {"allowPrivilegeEscalation", false},

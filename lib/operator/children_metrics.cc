@@ -76,7 +76,14 @@ void AddMetrics(const DeviceConfig& dc, const ClusterApis& apis, const OperatorS
   json sm = Object(dc, "monitoring.coreos.com/v1", "ServiceMonitor", name, Component::kMetrics);
   sm["spec"] = {{"selector", {{"matchLabels", SelectorLabels(name)}}},
                 {"endpoints",
-                 json::array({{{"port", "metrics"}, {"path", "/metrics"}, {"interval", "30s"}}})}};
+                 json::array({{{"port", "metrics"},
+                               {"path", "/metrics"},
+                               {"interval", "30s"},
+                               // Series name their node, not only the pod's IP (alerts and the
+                               // dashboard in deploy/monitoring read `node`).
+                               {"relabelings",
+                                json::array({{{"sourceLabels", {"__meta_kubernetes_pod_node_name"}},
+                                              {"targetLabel", "node"}}})}}})}};
   out.push_back({kServiceMonitors, std::move(sm), Component::kMetrics});
 }
 

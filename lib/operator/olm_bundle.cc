@@ -213,6 +213,7 @@ absl::StatusOr<json> Csv(const Sorted& s, const BundleOptions& o) {
   }
 
   json deployments = json::array();
+  std::vector<json> installed;  // the Deployments as the CSV has them (operator image set)
   std::string operator_image;
   for (json d : s.deployments) {
     json& pod = d["spec"]["template"]["spec"];
@@ -230,6 +231,7 @@ absl::StatusOr<json> Csv(const Sorted& s, const BundleOptions& o) {
       }
     }
     deployments.push_back({{"name", Name(d)}, {"spec", d["spec"]}});
+    installed.push_back(std::move(d));
   }
   std::vector<json> samples;
   for (const json& sample : s.samples) {
@@ -276,7 +278,7 @@ absl::StatusOr<json> Csv(const Sorted& s, const BundleOptions& o) {
            {{"deployments", deployments},
             {"clusterPermissions", *cluster_permissions},
             {"permissions", *permissions}}}}},
-        {"relatedImages", RelatedImages(s.deployments, s.samples)}}}};
+        {"relatedImages", RelatedImages(installed, s.samples)}}}};
   // OLM reads an empty createdAt as unset; drop it rather than invent a time (reproducible).
   csv["metadata"]["annotations"].erase("createdAt");
   if (!o.replaces.empty()) csv["spec"]["replaces"] = o.replaces;

@@ -9,6 +9,7 @@
 #include "lib/base/process_init.h"
 #include "lib/base/signals.h"
 #include "lib/deviceplugin/app.h"
+#include "lib/httpserver/http_server.h"
 #include "lib/inventory/lnc.h"
 #include "lib/sysfs/driver_layout.h"
 #include "spdlog/spdlog.h"
@@ -36,7 +37,8 @@ int main(int argc, char** argv) {
       "neuron-device-plugin",
       "Kubelet device plugin (API v1beta1) for AWS Neuron: advertises aws.amazon.com/neuron "
       "(devices) and\naws.amazon.com/neuroncore (logical NeuronCores) with health and NUMA "
-      "topology, allocates topology-aware\nsets, and re-registers when the kubelet restarts.");
+      "topology, allocates topology-aware\nsets, and re-registers when the kubelet restarts. "
+      "Serves Prometheus /metrics on --metrics-listen.");
   flags.String("device-plugin-dir", &opts.plugin_dir,
                "Kubelet device-plugin directory (kubelet.sock and our endpoint sockets).");
   flags.String("host-root", &opts.host_root, "Where the host's / is mounted (sysfs and /dev).");
@@ -69,6 +71,9 @@ int main(int argc, char** argv) {
                  "Quiet period after a fault before a device is reported Healthy again.");
   flags.Duration("handshake-interval", &opts.handshake_interval,
                  "How often pod annotations are resynced with the kubelet's PodResources.");
+  flags.String("metrics-listen", &opts.metrics_listen,
+               "host:port serving /metrics (Prometheus), /healthz and /readyz (200 once every "
+               "resource is registered with the kubelet); empty = off.");
   flags.String("log-level", &log_level, "trace, debug, info, warn, error, critical or off.");
   flags.Bool("log-json", &log_json, "Log one JSON object per line.");
   if (auto outcome = flags.Parse(argc, argv); outcome != neuron::FlagSet::kRun) {
@@ -86,6 +91,10 @@ int main(int argc, char** argv) {
     return Fail("--visible-cores-numbering must be container or host, got \"" + numbering + "\"");
   }
   if (opts.plugin_dir.empty()) return Fail("--device-plugin-dir must not be empty");
+  if (!opts.metrics_listen.empty()) {
+    auto addr = neuron::httpserver::ParseListenAddress(opts.metrics_listen);
+    if (!addr.ok()) return Fail("--metrics-listen: " + std::string(addr.status().message()));
+  }
   if (absl::Status s = neuron::inventory::ValidateLncFlag(opts.lnc); !s.ok()) {
     return Fail(std::string(s.message()));
   }

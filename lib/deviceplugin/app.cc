@@ -14,13 +14,33 @@
 #include "lib/deviceplugin/handshake.h"
 #include "lib/deviceplugin/inventory_source.h"
 #include "lib/deviceplugin/k8s_pod_directory.h"
+#include "lib/deviceplugin/metrics.h"
 #include "lib/deviceplugin/plugin_manager.h"
 #include "lib/deviceplugin/pod_cache.h"
 #include "lib/deviceplugin/silicon_ledger.h"
+#include "lib/httpserver/http_server.h"
 #include "lib/inventory/emulation.h"
+#include "lib/metrics/exposition.h"
 #include "lib/sysfs/fs.h"
 
 namespace neuron::deviceplugin {
+namespace {
+
+// /metrics, /healthz, and /readyz (200 while every endpoint is registered with the kubelet).
+void StartMetricsServer(httpserver::HttpServer& http, const std::string& listen,
+                        const PluginMetrics& metrics, const PluginManager& manager) {
+  if (listen.empty()) return;
+  metrics::ServeMetrics(http, metrics.sources());
+  httpserver::AddHealthEndpoints(http, [&manager] { return manager.all_registered(); });
+  if (absl::Status s = http.Start(listen); !s.ok()) {
+    spdlog::error("metrics server not started listen={} error=\"{}\"", listen,
+                  std::string(s.message()));
+    return;
+  }
+  spdlog::info("serving metrics listen={} port={}", listen, http.port());
+}
+
+}  // namespace
 
 absl::Status App::Run(absl::Notification& stop) {
   std::string root = opts_.host_root;
@@ -97,6 +117,7 @@ absl::Status App::Run(absl::Notification& stop) {
   // the kubelet's PodResources (also after our restart) plus our own recent Allocates.
   const std::string pr_socket = opts_.pod_resources_socket;
   SiliconLedger ledger([pr_socket] { return ListPodHoldings(pr_socket); }, Clock::Real());
+  PluginMetrics metrics(opts_.resources);  // outlives the servers, which count into it
   std::vector<std::unique_ptr<Allocator>> allocators;
   std::vector<std::unique_ptr<PluginServer>> servers;
   std::vector<PluginServer*> raw;
@@ -107,6 +128,8 @@ absl::Status App::Run(absl::Notification& stop) {
             .string();
     servers.push_back(std::make_unique<PluginServer>(*allocators.back(), source, handshake.get(),
                                                      socket, on_allocated, &ledger));
+    servers.back()->set_metrics(&metrics);
+    metrics.WatchDevices(*allocators.back(), source);
     raw.push_back(servers.back().get());
   }
   source.Subscribe([&raw] {
@@ -142,9 +165,15 @@ absl::Status App::Run(absl::Notification& stop) {
 
   ManagerOptions mopts;
   mopts.plugin_dir = opts_.plugin_dir;
+  mopts.metrics = &metrics;
   PluginManager manager(raw, mopts);
+  httpserver::ServerOptions hopts;
+  hopts.threads = 2;  // a scrape every few seconds at most
+  httpserver::HttpServer http(hopts);
+  StartMetricsServer(http, opts_.metrics_listen, metrics, manager);
   absl::Status status = manager.Run(stop);
   if (!status.ok()) NotifyOnce(stop);  // a SIGTERM may be notifying it too
+  http.Stop();
   poller.join();
   if (handshaker.joinable()) handshaker.join();
   if (pods) pods->Stop();

@@ -1,6 +1,7 @@
 // File: lib/deviceplugin/app.h
 // What neuron-device-plugin runs: inventory watcher (real or emulated host), one endpoint per
-// resource, the kubelet lifecycle manager and, with API access, the pod handshake.
+// resource, the kubelet lifecycle manager, with API access the pod handshake, and an HTTP
+// server for /metrics (metrics.h), /healthz and /readyz (every endpoint registered).
 #pragma once
 
 #include <string>
@@ -35,6 +36,9 @@ struct AppOptions {
   absl::Duration healthy_after = absl::Seconds(30);         // quiet period before healthy again
   absl::Duration handshake_interval = absl::Seconds(10);
   absl::Duration pod_cache_sync_timeout = absl::Seconds(2);  // startup wait, not fatal
+  // host:port of /metrics, /healthz and /readyz; "" = no HTTP server. An address that cannot be
+  // bound is logged, not fatal: the kubelet must keep its devices.
+  std::string metrics_listen = "0.0.0.0:2112";
 };
 
 class App {

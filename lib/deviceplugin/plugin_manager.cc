@@ -117,6 +117,7 @@ absl::Status PluginManager::Run(absl::Notification& stop) {
       if (e.next_attempt <= now) {
         absl::Status s = RegisterWithKubelet(kubelet_socket, e.server->endpoint(), e.server->kind(),
                                              opts_.register_timeout);
+        if (opts_.metrics != nullptr) opts_.metrics->RegisterDone(e.server->kind(), s.ok());
         if (s.ok()) {
           e.registered = true;
           e.backoff.Reset();
@@ -135,11 +136,14 @@ absl::Status PluginManager::Run(absl::Notification& stop) {
       CheckSockets(eps);
       next_check = absl::Now() + opts_.check_interval;
     }
+    all_registered_ =
+        std::all_of(eps.begin(), eps.end(), [](const Endpoint& e) { return e.registered; });
     struct pollfd pfd = {fd, POLLIN, 0};
     const int timeout_ms = static_cast<int>(
         std::clamp<int64_t>(absl::ToInt64Milliseconds(wake - absl::Now()), 0, 100));
     if (::poll(&pfd, 1, timeout_ms) > 0 && (pfd.revents & POLLIN)) HandleEvents(fd, eps);
   }
+  all_registered_ = false;
   ::close(fd);
   for (Endpoint& e : eps) e.server->Stop();
   return absl::OkStatus();

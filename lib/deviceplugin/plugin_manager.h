@@ -16,6 +16,7 @@
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
 #include "lib/base/backoff.h"
+#include "lib/deviceplugin/metrics.h"
 #include "lib/deviceplugin/plugin_server.h"
 
 namespace neuron::deviceplugin {
@@ -26,6 +27,7 @@ struct ManagerOptions {
   BackoffPolicy backoff{absl::Milliseconds(100), absl::Seconds(5), 2.0, 0.2};
   absl::Duration register_timeout = absl::Seconds(10);
   absl::Duration check_interval = absl::Seconds(1);  // socket-present check without events
+  PluginMetrics* metrics = nullptr;  // counts Register calls; may be null, must outlive Run()
 };
 
 class PluginManager {
@@ -40,6 +42,8 @@ class PluginManager {
 
   // Successful Register calls so far (all endpoints).
   int registrations() const { return registrations_.load(); }
+  // True while Run() has every endpoint registered with the current kubelet.
+  bool all_registered() const { return all_registered_.load(); }
 
  private:
   struct Endpoint {
@@ -56,6 +60,7 @@ class PluginManager {
   std::vector<PluginServer*> servers_;
   ManagerOptions opts_;
   std::atomic<int> registrations_{0};
+  std::atomic<bool> all_registered_{false};
 };
 
 }  // namespace neuron::deviceplugin

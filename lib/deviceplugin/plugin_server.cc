@@ -29,6 +29,23 @@ std::vector<std::string> ToVector(const Repeated& r) {
   return std::vector<std::string>(r.begin(), r.end());
 }
 
+// One open ListAndWatch stream in the streams gauge, for its lifetime.
+class StreamCount {
+ public:
+  StreamCount(PluginMetrics* m, ResourceKind kind) : metrics_(m), kind_(kind) {
+    if (metrics_ != nullptr) metrics_->StreamOpened(kind_);
+  }
+  ~StreamCount() {
+    if (metrics_ != nullptr) metrics_->StreamClosed(kind_);
+  }
+  StreamCount(const StreamCount&) = delete;
+  StreamCount& operator=(const StreamCount&) = delete;
+
+ private:
+  PluginMetrics* metrics_;
+  ResourceKind kind_;
+};
+
 }  // namespace
 
 // State shared by the service and the owner; outlives each gRPC server instance.
@@ -42,6 +59,7 @@ struct PluginServer::Impl {
   AllocationHints* hints;
   std::function<void()> on_allocated;
   SiliconLedger* ledger;
+  PluginMetrics* metrics = nullptr;  // set before serving
 
   // `available` without IDs whose device is held through the other resource (must_include
   // stays: the kubelet already chose those). Unparseable IDs pass through for Preferred to
@@ -97,6 +115,7 @@ class DevicePluginService final : public v1beta1::DevicePlugin::Service {
   grpc::Status ListAndWatch(grpc::ServerContext* ctx, const v1beta1::Empty*,
                             grpc::ServerWriter<v1beta1::ListAndWatchResponse>* writer) override {
     const std::string resource = ResourceName(impl_.allocator.kind());
+    StreamCount counted(impl_.metrics, impl_.allocator.kind());
     uint64_t sent_generation = 0;
     bool sent_any = false;
     std::string last;
@@ -168,6 +187,19 @@ class DevicePluginService final : public v1beta1::DevicePlugin::Service {
 
   grpc::Status Allocate(grpc::ServerContext*, const v1beta1::AllocateRequest* req,
                         v1beta1::AllocateResponse* resp) override {
+    grpc::Status status = AllocateContainers(req, resp);
+    if (impl_.metrics != nullptr) impl_.metrics->AllocateDone(impl_.allocator.kind(), status.ok());
+    return status;
+  }
+
+  grpc::Status PreStartContainer(grpc::ServerContext*, const v1beta1::PreStartContainerRequest*,
+                                 v1beta1::PreStartContainerResponse*) override {
+    return grpc::Status::OK;
+  }
+
+ private:
+  grpc::Status AllocateContainers(const v1beta1::AllocateRequest* req,
+                                  v1beta1::AllocateResponse* resp) {
     if (req->container_requests_size() == 0) {
       return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "no container_requests");
     }
@@ -209,12 +241,6 @@ class DevicePluginService final : public v1beta1::DevicePlugin::Service {
     return grpc::Status::OK;
   }
 
-  grpc::Status PreStartContainer(grpc::ServerContext*, const v1beta1::PreStartContainerRequest*,
-                                 v1beta1::PreStartContainerResponse*) override {
-    return grpc::Status::OK;
-  }
-
- private:
   PluginServer::Impl& impl_;
 };
 
@@ -228,6 +254,8 @@ PluginServer::PluginServer(const Allocator& allocator, const DeviceSource& sourc
       impl_(std::make_unique<Impl>(allocator, source, hints, std::move(on_allocated), ledger)) {}
 
 PluginServer::~PluginServer() { Stop(); }
+
+void PluginServer::set_metrics(PluginMetrics* metrics) { impl_->metrics = metrics; }
 
 std::string PluginServer::endpoint() const {
   return std::filesystem::path(socket_path_).filename().string();

@@ -17,6 +17,7 @@
 #include "absl/time/time.h"
 #include "lib/deviceplugin/allocator.h"
 #include "lib/deviceplugin/device_source.h"
+#include "lib/deviceplugin/metrics.h"
 #include "lib/deviceplugin/silicon_ledger.h"
 
 namespace neuron::deviceplugin {
@@ -41,6 +42,10 @@ class PluginServer {
   ~PluginServer();
   PluginServer(const PluginServer&) = delete;
   PluginServer& operator=(const PluginServer&) = delete;
+
+  // Counts Allocate calls and open ListAndWatch streams in `metrics` (may be null; must outlive
+  // this server). Call before Start().
+  void set_metrics(PluginMetrics* metrics);
 
   // Removes a stale socket file, listens on the unix socket and serves on gRPC's threads.
   // Restartable after Stop().

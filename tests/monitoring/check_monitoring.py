@@ -21,12 +21,6 @@ import tempfile
 failures = []
 
 # The four metrics being added alongside this file; accepted even before lib/ defines them.
-ANNOUNCED = {
-    "neuron_operator_upgrade_nodes",
-    "neuron_operator_upgrade_node_seconds",
-    "neuron_deviceplugin_allocations_total",
-    "neuron_deviceplugin_devices",
-}
 HISTOGRAM_SUFFIXES = ("_bucket", "_sum", "_count")
 NAME_RE = re.compile(r"(?<![A-Za-z0-9_:])neuron_[a-z_]+")
 
@@ -39,7 +33,7 @@ def expect(ok, what):
 
 
 def defined_metric_names(src):
-    names = set(ANNOUNCED)
+    names = set()
     literal = re.compile(r'"(neuron_[a-z_]+)"')
     for root, _, files in os.walk(os.path.join(src, "lib")):
         for f in files:
@@ -274,7 +268,7 @@ def main():
     src = sys.argv[1]
     mon = os.path.join(src, "deploy", "monitoring")
     defined = defined_metric_names(src)
-    expect(len(defined) > len(ANNOUNCED), f"found {len(defined)} metric names in lib/")
+    expect(len(defined) > 20, f"found {len(defined)} metric names in lib/")
 
     with open(os.path.join(mon, "prometheus-rule.yaml"), encoding="utf-8") as fh:
         rules = check_rule_object(fh.read())

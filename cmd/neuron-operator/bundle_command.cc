@@ -113,8 +113,9 @@ int BundleCommand(int argc, char** argv) {
   if (int r = ParseFlags("bundle", flags, argc, argv); r != 0) return r < 0 ? 0 : r;
   if (c.file.empty()) return Fail("bundle", "-f FILE is required (the install manifests)");
   auto manifests = ReadManifests(c.file);
-  if (!manifests.ok())
+  if (!manifests.ok()) {
     return Fail("bundle", c.file + ": " + std::string(manifests.status().message()));
+  }
   return Run("bundle", c, MakeBundle(*manifests, c.opts));
 }
 
@@ -133,8 +134,9 @@ int CatalogCommand(int argc, char** argv) {
   if (int r = ParseFlags("catalog", flags, argc, argv); r != 0) return r < 0 ? 0 : r;
   if (c.file.empty()) return Fail("catalog", "-f FILE is required (the install manifests)");
   auto manifests = ReadManifests(c.file);
-  if (!manifests.ok())
+  if (!manifests.ok()) {
     return Fail("catalog", c.file + ": " + std::string(manifests.status().message()));
+  }
   return Run("catalog", c, MakeCatalog(*manifests, c.opts, index_image));
 }
 

@@ -85,17 +85,21 @@ def main():
                  for name in sorted(os.listdir(os.path.join(chart, "templates")))}
     operator = open(os.path.join(src, "deploy/operator/operator.yaml")).read()
     sample = open(os.path.join(src, "deploy/operator/samples/deviceconfig-v1beta1.yaml")).read()
+    nfd_rule = open(os.path.join(src, "deploy/operator/nfd-rule.yaml")).read()
 
     rendered = {n: render(t, values, "aws-neuron-operator") for n, t in templates.items()}
     expect(strip_comments(rendered["operator.yaml"]) == strip_comments(operator),
            "default values render deploy/operator/operator.yaml exactly")
     expect(rendered["sample-deviceconfig.yaml"].strip() == "",
            "no sample DeviceConfig unless sampleDeviceConfig.create")
+    expect(strip_comments(rendered["nfd-rule.yaml"]) == strip_comments(nfd_rule),
+           "default values render deploy/operator/nfd-rule.yaml exactly")
 
     custom = dict(values)
     custom["image"] = {"repository": "registry.example.com/neuron-operator", "tag": "1.2.3"}
     custom["replicas"] = 3
     custom["sampleDeviceConfig"] = {"create": True}
+    custom["nfdRule"] = {"create": True, "group": "nfd.openshift.io"}
     out = {n: render(t, custom, "neuron-system") for n, t in templates.items()}
     op = out["operator.yaml"]
     expect('image: registry.example.com/neuron-operator:1.2.3\n' in op, "image from values")
@@ -106,6 +110,14 @@ def main():
            strip_comments(sample.replace("namespace: aws-neuron-operator",
                                          "namespace: neuron-system")),
            "the sample DeviceConfig is the sample file, in the release namespace")
+
+    expect(strip_comments(out["nfd-rule.yaml"]) ==
+           strip_comments(nfd_rule.replace("nfd.k8s-sigs.io/", "nfd.openshift.io/")),
+           "nfdRule.group sets the NodeFeatureRule's group (OpenShift)")
+    no_rule = dict(values)
+    no_rule["nfdRule"] = {"create": False, "group": "nfd.k8s-sigs.io"}
+    expect(render(templates["nfd-rule.yaml"], no_rule, "x").strip() == "",
+           "no NodeFeatureRule with nfdRule.create=false")
 
     with open(os.path.join(chart, "crds/crd-deviceconfigs.yaml"), "rb") as a, \
             open(os.path.join(src, "deploy/operator/crd-deviceconfigs.yaml"), "rb") as b:

@@ -7,6 +7,8 @@
 #   scripts/deploy.sh undeploy    every DeviceConfig first, then everything deploy applied
 # Environment: OVERLAY = eks | openshift | empty (the base, deploy/operator);
 #              IMG = the operator image (default: as the manifests say, neuron-operator:dev);
+#                    by tag, the sample DeviceConfig's device plugin, extender and node agent
+#                    images become <same registry>/neuron-<binary>:<same tag>;
 #              KUBECTL = the kubectl to run (default: kubectl);
 #              APPLY_FLAGS = extra `kubectl apply` flags (e.g. --server-side).
 # Works with every kustomize from v2.0.3 (kubectl 1.20) on: the image is set by a kustomization
@@ -53,7 +55,30 @@ render() {
     echo "    newName: $name"
     [ -n "$tag" ] && echo "    newTag: \"$tag\""
     [ -n "$digest" ] && echo "    digest: $digest"
+    # By tag, the DeviceConfig runs the other images from the same registry and tag (a digest
+    # is one image's: set theirs in the DeviceConfig yourself).
+    if [ -n "$tag" ]; then
+      echo "patchesStrategicMerge:"
+      echo "  - component-images.yaml"
+    fi
   } > "$dir/kustomization.yaml"
+  if [ -n "$tag" ]; then
+    local registry=""
+    [[ $name == */* ]] && registry=${name%/*}/
+    cat > "$dir/component-images.yaml" <<EOF
+apiVersion: k8s.aws/v1beta1
+kind: DeviceConfig
+metadata:
+  name: neuron
+  namespace: aws-neuron-operator
+spec:
+  devicePluginImage: ${registry}neuron-device-plugin:$tag
+  schedulerExtensionImage: ${registry}neuron-scheduler-extender:$tag
+  nodeAgentImage: ${registry}neuron-node-agent:$tag
+EOF
+  else
+    rm -f "$dir/component-images.yaml"
+  fi
   kustomize "$dir"
 }
 

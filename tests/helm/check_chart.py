@@ -98,7 +98,7 @@ def main():
     custom = dict(values)
     custom["image"] = {"repository": "registry.example.com/neuron-operator", "tag": "1.2.3"}
     custom["replicas"] = 3
-    custom["sampleDeviceConfig"] = {"create": True}
+    custom["sampleDeviceConfig"] = dict(values["sampleDeviceConfig"], create=True)
     custom["nfdRule"] = {"create": True, "group": "nfd.openshift.io"}
     out = {n: render(t, custom, "neuron-system") for n, t in templates.items()}
     op = out["operator.yaml"]
@@ -106,10 +106,18 @@ def main():
     expect("  replicas: 3\n" in op, "replicas from values")
     expect("aws-neuron-operator" not in op and op.count("namespace: neuron-system") == 3,
            "every namespaced object and subject in the release namespace")
-    expect(strip_comments(out["sample-deviceconfig.yaml"]) ==
-           strip_comments(sample.replace("namespace: aws-neuron-operator",
-                                         "namespace: neuron-system")),
-           "the sample DeviceConfig is the sample file, in the release namespace")
+    # The kustomize base's DeviceConfig: the sample file with our images (sample-our-images.yaml).
+    ours = open(os.path.join(src, "deploy/operator/sample-our-images.yaml")).read()
+    image = {k: re.search(rf"^  {k}: (\S+)$", ours, re.M).group(1)
+             for k in ("devicePluginImage", "schedulerExtensionImage", "nodeAgentImage")}
+    expected = sample.replace("namespace: aws-neuron-operator", "namespace: neuron-system")
+    expected = re.sub(r"^  devicePluginImage: .*$", "  devicePluginImage: " +
+                      image["devicePluginImage"], expected, flags=re.M)
+    expected = re.sub(r"^  schedulerExtensionImage: .*$", "  schedulerExtensionImage: " +
+                      image["schedulerExtensionImage"] + "\n  nodeAgentImage: " +
+                      image["nodeAgentImage"], expected, flags=re.M)
+    expect(strip_comments(out["sample-deviceconfig.yaml"]) == strip_comments(expected),
+           "the sample DeviceConfig is the kustomize base's, in the release namespace")
 
     expect(strip_comments(out["nfd-rule.yaml"]) ==
            strip_comments(nfd_rule.replace("nfd.k8s-sigs.io/", "nfd.openshift.io/")),

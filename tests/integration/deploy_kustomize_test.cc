@@ -137,6 +137,42 @@ void CheckCommon(const std::vector<json>& objs) {
   }
 }
 
+// "registry/path/name:tag" -> "name".
+std::string ImageBaseName(std::string image) {
+  image = image.substr(0, image.find('@'));
+  const size_t slash = image.rfind('/');
+  if (slash != std::string::npos) image = image.substr(slash + 1);
+  return image.substr(0, image.find(':'));
+}
+
+// Every container that runs one of our binaries (installed here, or created by the operator
+// for the installed DeviceConfig) runs that binary's own image: a container whose image lacks
+// its command never starts, which no fake kubelet would notice.
+void CheckImagesRunTheirBinaries(const std::vector<json>& objs, const std::string& render_flags) {
+  std::vector<json> containers;
+  auto add_pod = [&containers](const json& pod) {
+    for (const json& c : pod.value("containers", json::array())) containers.push_back(c);
+  };
+  for (const json& pod : PodSpecs(objs)) add_pod(pod);
+  for (const json& o : OperatorRender(*Find(objs, "DeviceConfig"), render_flags)) {
+    const std::string kind = o.value("kind", "");
+    if (kind == "Deployment" || kind == "DaemonSet") add_pod(o["spec"]["template"]["spec"]);
+    if (kind == "Module") containers.push_back(o["spec"]["devicePlugin"]["container"]);
+  }
+  int ours = 0;
+  for (const json& c : containers) {
+    const json command = c.value("command", json::array());
+    if (command.empty()) continue;
+    const std::string path = command[0];
+    constexpr char kPrefix[] = "/usr/local/bin/neuron-";
+    if (path.rfind(kPrefix, 0) != 0) continue;
+    ++ours;
+    INFO(c.dump());
+    CHECK(ImageBaseName(c.value("image", "")) == path.substr(path.rfind('/') + 1));
+  }
+  CHECK(ours >= 4);  // operator, device plugin, extender, node agent
+}
+
 // The static NFD rule labels nodes exactly as the operator's own rule does, in `group`.
 void CheckNfdRule(const std::vector<json>& objs, const std::string& group) {
   const json* rule = Find(objs, "NodeFeatureRule");
@@ -168,6 +204,7 @@ TEST_CASE("base: namespace, CRD, operator with its RBAC, NFD rule, sample Device
                       });
   CheckCommon(objs);
   CheckNfdRule(objs, "nfd.k8s-sigs.io");
+  CheckImagesRunTheirBinaries(objs, "--kmm");
   // The base builds the driver with KMM.
   const auto rendered = OperatorRender(*Find(objs, "DeviceConfig"), "--kmm");
   CHECK(Find(rendered, "Module") != nullptr);
@@ -180,6 +217,7 @@ TEST_CASE("eks overlay: upstream NFD, the AMI's preinstalled driver, no KMM Modu
   CheckNfdRule(objs, "nfd.k8s-sigs.io");
   const json& spec = (*Find(objs, "DeviceConfig"))["spec"];
   CHECK(spec["driverMode"] == "preinstalled");
+  CheckImagesRunTheirBinaries(objs, "--kmm=false");
   CHECK_FALSE(spec.contains("driversImage"));
   // EKS has no KMM: the operator runs the device plugin itself and creates no Module.
   const auto rendered = OperatorRender(*Find(objs, "DeviceConfig"), "--kmm=false");
@@ -236,6 +274,7 @@ TEST_CASE("openshift overlay: OpenShift's NFD group, each account the SCC its po
   CHECK(Keys(objs) == expected);
   CheckCommon(objs);
   CheckNfdRule(objs, "nfd.openshift.io");
+  CheckImagesRunTheirBinaries(objs, "--kmm --nfd-group=nfd.openshift.io");
 
   // What each pod needs: hostPath or a module loader -> privileged; otherwise nonroot-v2 (a
   // fixed non-root UID, which restricted-v2 refuses).

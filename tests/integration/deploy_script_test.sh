@@ -81,6 +81,12 @@ expect "eks: operator image" \
 expect "eks: preinstalled driver" \
   "$(kubectl get deviceconfig -n aws-neuron-operator neuron -o 'jsonpath={.spec.driverMode}')" preinstalled
 expect "eks: NFD rule" "$(get nodefeaturerules.nfd.k8s-sigs.io neuron-nfd-rule)" neuron-nfd-rule
+expect "eks: the DeviceConfig runs the device plugin image of IMG's registry and tag" \
+  "$(kubectl get deviceconfig -n aws-neuron-operator neuron -o 'jsonpath={.spec.devicePluginImage}')" \
+  registry.example/neuron/neuron-device-plugin:1.2.3
+expect "eks: ...and the node agent's" \
+  "$(kubectl get deviceconfig -n aws-neuron-operator neuron -o 'jsonpath={.spec.nodeAgentImage}')" \
+  registry.example/neuron/neuron-node-agent:1.2.3
 expect "no kustomize deprecation noise" "$(grep -c 'deprecated' "$work/out.log" || true)" 0
 
 # undeploy: DeviceConfigs go before the operator, then everything.

@@ -26,7 +26,7 @@ struct ClusterApis {
 struct OperatorSettings {
   std::string ns = "aws-neuron-operator";  // OPERATOR_NAMESPACE
   std::string field_manager = "neuron-operator";
-  std::string default_node_agent_image = "public.ecr.aws/neuron/neuron-k8s:latest";
+  std::string default_node_agent_image = "neuron-node-agent:dev";  // images/, make images
   std::string kube_scheduler_image = "registry.k8s.io/kube-scheduler:v1.32.3";
 };
 

@@ -1,6 +1,7 @@
 // File: lib/operator/olm_bundle.cc
 #include "lib/operator/olm_bundle.h"
 
+#include <initializer_list>
 #include <map>
 #include <regex>
 #include <set>
@@ -17,6 +18,20 @@ using json = nlohmann::json;
 
 constexpr char kMediaType[] = "registry+v1";
 constexpr char kSource[] = "https://github.com/awslabs/neuron-k8s";
+
+// o[k0][k1]... without nlohmann's const operator[] (undefined behaviour on a missing key): null
+// when a step is missing or not an object. Manifests here may have any shape.
+const json& Field(const json& o, std::initializer_list<const char*> keys) {
+  static const json kNull;
+  const json* cur = &o;
+  for (const char* k : keys) {
+    if (!cur->is_object()) return kNull;
+    const auto it = cur->find(k);
+    if (it == cur->end()) return kNull;
+    cur = &*it;
+  }
+  return *cur;
+}
 
 std::string Kind(const json& o) { return o.value("kind", ""); }
 std::string Name(const json& o) { return o.value("metadata", json::object()).value("name", ""); }
@@ -46,7 +61,7 @@ absl::StatusOr<Sorted> Sort(const std::vector<json>& manifests) {
   for (const json& m : manifests) {
     if (Kind(m) == "CustomResourceDefinition") {
       s.crds.push_back(m);
-      owned_kinds.insert(m["spec"]["names"].value("kind", ""));
+      owned_kinds.insert(Field(m, {"spec", "names"}).value("kind", ""));
     }
   }
   for (const json& m : manifests) {
@@ -55,7 +70,7 @@ absl::StatusOr<Sorted> Sort(const std::vector<json>& manifests) {
       continue;  // CRDs above; OLM makes the namespace and the service accounts
     } else if (kind == "Deployment") {
       s.deployments.push_back(m);
-      s.ns = m["metadata"].value("namespace", s.ns);
+      s.ns = Field(m, {"metadata"}).value("namespace", s.ns);
     } else if (kind == "ClusterRole") {
       s.cluster_roles[Name(m)] = m;
     } else if (kind == "Role") {
@@ -90,8 +105,8 @@ std::vector<std::string> Accounts(const json& binding) {
 absl::StatusOr<json> Permissions(const Sorted& s, bool cluster) {
   std::map<std::string, json> rules;  // account -> rules
   for (const json& b : cluster ? s.cluster_bindings : s.bindings) {
-    const std::string role_kind = b["roleRef"].value("kind", "");
-    const std::string role = b["roleRef"].value("name", "");
+    const std::string role_kind = Field(b, {"roleRef"}).value("kind", "");
+    const std::string role = Field(b, {"roleRef"}).value("name", "");
     const auto& pool = role_kind == "ClusterRole" ? s.cluster_roles : s.roles;
     const auto it = pool.find(role);
     if (it == pool.end()) {
@@ -139,7 +154,7 @@ json RelatedImages(const std::vector<json>& deployments, const std::vector<json>
   json related = json::array();
   std::set<std::string> seen;
   for (const json& d : deployments) {
-    for (const json& c : d["spec"]["template"]["spec"]["containers"]) {
+    for (const json& c : Field(d, {"spec", "template", "spec", "containers"})) {
       AddImage(related, seen, c.value("name", "operator"), c.value("image", ""));
       for (const json& a : c.value("args", json::array())) {
         const std::string arg = a.get<std::string>();
@@ -165,8 +180,8 @@ json RelatedImages(const std::vector<json>& deployments, const std::vector<json>
 json OwnedCrds(const std::vector<json>& crds) {
   json owned = json::array();
   for (const json& crd : crds) {
-    const json& names = crd["spec"]["names"];
-    for (const json& v : crd["spec"]["versions"]) {
+    const json& names = Field(crd, {"spec", "names"});
+    for (const json& v : Field(crd, {"spec", "versions"})) {
       if (!v.value("served", false)) continue;
       owned.push_back({{"name", Name(crd)},
                        {"version", v.value("name", "")},
@@ -309,10 +324,8 @@ absl::Status CheckOptions(const BundleOptions& o) {
   return absl::OkStatus();
 }
 
-}  // namespace
-
-absl::StatusOr<std::vector<BundleFile>> MakeBundle(const std::vector<json>& manifests,
-                                                   const BundleOptions& opts) {
+absl::StatusOr<std::vector<BundleFile>> BundleFiles(const std::vector<json>& manifests,
+                                                    const BundleOptions& opts) {
   if (absl::Status st = CheckOptions(opts); !st.ok()) return st;
   absl::StatusOr<Sorted> s = Sort(manifests);
   if (!s.ok()) return s.status();
@@ -322,8 +335,8 @@ absl::StatusOr<std::vector<BundleFile>> MakeBundle(const std::vector<json>& mani
   std::vector<BundleFile> files;
   files.push_back({"manifests/" + opts.package + ".clusterserviceversion.yaml", ToYaml(*csv)});
   for (const json& crd : s->crds) {
-    const std::string group = crd["spec"].value("group", "");
-    const std::string plural = crd["spec"]["names"].value("plural", "");
+    const std::string group = Field(crd, {"spec"}).value("group", "");
+    const std::string plural = Field(crd, {"spec", "names"}).value("plural", "");
     files.push_back({"manifests/" + group + "_" + plural + ".yaml", StripNamespace(crd)});
   }
   for (const json& extra : s->extras) {
@@ -341,9 +354,9 @@ absl::StatusOr<std::vector<BundleFile>> MakeBundle(const std::vector<json>& mani
   return files;
 }
 
-absl::StatusOr<std::vector<BundleFile>> MakeCatalog(const std::vector<json>& manifests,
-                                                    const BundleOptions& opts,
-                                                    const std::string& index_image) {
+absl::StatusOr<std::vector<BundleFile>> CatalogFiles(const std::vector<json>& manifests,
+                                                     const BundleOptions& opts,
+                                                     const std::string& index_image) {
   if (absl::Status st = CheckOptions(opts); !st.ok()) return st;
   if (opts.bundle_image.empty()) return Invalid("the bundle image is required");
   if (index_image.empty()) return Invalid("the index image is required");
@@ -421,6 +434,30 @@ absl::StatusOr<std::vector<BundleFile>> MakeCatalog(const std::vector<json>& man
   return std::vector<BundleFile>{{opts.package + "/catalog.yaml", catalog},
                                  {"catalog.Dockerfile", dockerfile},
                                  {"install.yaml", install}};
+}
+
+// Manifests of any shape reach here (`neuron-operator bundle -f`): a field of the wrong type
+// makes nlohmann::json throw, which becomes an error naming it rather than a crash.
+template <typename F>
+absl::StatusOr<std::vector<BundleFile>> Guarded(F make) {
+  try {
+    return make();
+  } catch (const json::exception& e) {
+    return Invalid(std::string("malformed manifests: ") + e.what());
+  }
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<BundleFile>> MakeBundle(const std::vector<json>& manifests,
+                                                   const BundleOptions& opts) {
+  return Guarded([&] { return BundleFiles(manifests, opts); });
+}
+
+absl::StatusOr<std::vector<BundleFile>> MakeCatalog(const std::vector<json>& manifests,
+                                                    const BundleOptions& opts,
+                                                    const std::string& index_image) {
+  return Guarded([&] { return CatalogFiles(manifests, opts, index_image); });
 }
 
 bool BundleSupportsKind(const std::string& kind) {

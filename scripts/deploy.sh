@@ -44,7 +44,8 @@ render() {
     *@*) name=${IMG%@*} digest=${IMG#*@} ;;
     *) if [[ ${IMG##*/} == *:* ]]; then name=${IMG%:*} tag=${IMG##*:}; fi ;;
   esac
-  local dir=build/deploy/$(basename "$base")
+  local dir
+  dir=build/deploy/$(basename "$base")
   mkdir -p "$dir"
   {
     echo "# Written by scripts/deploy.sh: $base with the operator image $IMG."

@@ -4,11 +4,10 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <iostream>
-#include <sstream>
 #include <string>
 #include <vector>
 
+#include "cmd/neuron-operator/subcommand.h"
 #include "lib/base/flags.h"
 #include "lib/operator/olm_bundle.h"
 #include "lib/operator/yaml_input.h"
@@ -21,20 +20,6 @@ namespace fs = std::filesystem;
 int Fail(const char* command, const std::string& msg) {
   std::fprintf(stderr, "neuron-operator %s: %s\n", command, msg.c_str());
   return 2;
-}
-
-// kubectl's spelling -f FILE becomes --filename=FILE.
-std::vector<std::string> Args(const char* command, int argc, char** argv) {
-  std::vector<std::string> args = {command};
-  for (int i = 0; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (a == "-f" && i + 1 < argc) {
-      args.push_back("--filename=" + std::string(argv[++i]));
-    } else {
-      args.push_back(a);
-    }
-  }
-  return args;
 }
 
 struct Common {
@@ -54,26 +39,10 @@ void AddCommonFlags(FlagSet& flags, Common& c) {
                "The CSV this version upgrades from, e.g. neuron-operator.v0.0.9.");
 }
 
-// Parses flags; 0 = run, otherwise the exit code to return.
-int ParseFlags(const char* command, FlagSet& flags, int argc, char** argv) {
-  std::vector<std::string> args = Args(command, argc, argv);
-  std::vector<char*> cargs;
-  for (std::string& a : args) cargs.push_back(a.data());
-  const auto r = flags.Parse(static_cast<int>(cargs.size()), cargs.data());
-  if (r == FlagSet::kRun) return 0;
-  return r == FlagSet::kHelp ? -1 : 2;
-}
-
 absl::StatusOr<std::vector<nlohmann::json>> ReadManifests(const std::string& file) {
-  std::stringstream text;
-  if (file == "-") {
-    text << std::cin.rdbuf();
-  } else {
-    std::ifstream in(file);
-    if (!in) return absl::NotFoundError("cannot read " + file);
-    text << in.rdbuf();
-  }
-  return ParseYamlDocuments(text.str());
+  absl::StatusOr<std::string> text = ReadInput(file);
+  if (!text.ok()) return text.status();
+  return ParseYamlDocuments(*text);
 }
 
 absl::Status Write(const std::string& dir, const std::vector<BundleFile>& files) {
@@ -110,7 +79,7 @@ int BundleCommand(int argc, char** argv) {
                 "out: OLM makes the namespace, the operator its NFD rule.");
   AddCommonFlags(flags, c);
   flags.String("image", &c.opts.operator_image, "Operator image for the CSV (default: as given).");
-  if (int r = ParseFlags("bundle", flags, argc, argv); r != 0) return r < 0 ? 0 : r;
+  if (auto exit_code = ParseSubcommandFlags(flags, "bundle", argc, argv)) return *exit_code;
   if (c.file.empty()) return Fail("bundle", "-f FILE is required (the install manifests)");
   auto manifests = ReadManifests(c.file);
   if (!manifests.ok()) {
@@ -131,7 +100,7 @@ int CatalogCommand(int argc, char** argv) {
   AddCommonFlags(flags, c);
   flags.String("bundle-image", &c.opts.bundle_image, "The bundle image the catalog points at.");
   flags.String("index-image", &index_image, "The catalog image the CatalogSource runs.");
-  if (int r = ParseFlags("catalog", flags, argc, argv); r != 0) return r < 0 ? 0 : r;
+  if (auto exit_code = ParseSubcommandFlags(flags, "catalog", argc, argv)) return *exit_code;
   if (c.file.empty()) return Fail("catalog", "-f FILE is required (the install manifests)");
   auto manifests = ReadManifests(c.file);
   if (!manifests.ok()) {

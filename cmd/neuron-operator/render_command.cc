@@ -2,12 +2,10 @@
 #include "cmd/neuron-operator/render_command.h"
 
 #include <cstdio>
-#include <fstream>
-#include <iostream>
-#include <sstream>
 #include <string>
 #include <vector>
 
+#include "cmd/neuron-operator/subcommand.h"
 #include "lib/base/flags.h"
 #include "lib/operator/children.h"
 #include "lib/operator/device_config.h"
@@ -42,34 +40,14 @@ int RenderCommand(int argc, char** argv) {
   flags.Bool("dra", &dra, "resource.k8s.io/v1 is served.");
   flags.String("node-agent-image", &settings.default_node_agent_image,
                "Node agent image when the DeviceConfig names none.");
-  // kubectl's spelling: -f FILE.
-  std::vector<std::string> args = {"render"};
-  for (int i = 0; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (a == "-f" && i + 1 < argc) {
-      args.push_back("--filename=" + std::string(argv[++i]));
-    } else {
-      args.push_back(a);
-    }
-  }
-  std::vector<char*> cargs;
-  for (std::string& a : args) cargs.push_back(a.data());
-  if (auto r = flags.Parse(static_cast<int>(cargs.size()), cargs.data()); r != FlagSet::kRun) {
-    return r == FlagSet::kHelp ? 0 : 2;
-  }
+  if (auto exit_code = ParseSubcommandFlags(flags, "render", argc, argv)) return *exit_code;
   if (file.empty()) return Fail("-f FILE is required (the DeviceConfig to render)");
   if (nfd_group != "" && nfd_group != "nfd.k8s-sigs.io" && nfd_group != "nfd.openshift.io") {
     return Fail("--nfd-group must be nfd.k8s-sigs.io, nfd.openshift.io or empty");
   }
-  std::stringstream text;
-  if (file == "-") {
-    text << std::cin.rdbuf();
-  } else {
-    std::ifstream in(file);
-    if (!in) return Fail("cannot read " + file);
-    text << in.rdbuf();
-  }
-  absl::StatusOr<std::vector<nlohmann::json>> docs = ParseYamlDocuments(text.str());
+  absl::StatusOr<std::string> text = ReadInput(file);
+  if (!text.ok()) return Fail(std::string(text.status().message()));
+  absl::StatusOr<std::vector<nlohmann::json>> docs = ParseYamlDocuments(*text);
   if (!docs.ok()) return Fail(file + ": " + std::string(docs.status().message()));
   std::vector<Child> all;
   int configs = 0;

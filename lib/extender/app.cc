@@ -13,7 +13,6 @@
 #include "lib/extender/view_feed.h"
 #include "lib/httpserver/http_server.h"
 #include "lib/k8s/client_factory.h"
-#include "lib/k8s/events.h"
 #include "lib/metrics/exposition.h"
 #include "prometheus/registry.h"
 
@@ -26,7 +25,6 @@ absl::StatusOr<std::shared_ptr<k8s::RestClient>> MakeClient(const std::string& k
 struct App::State {
   ClusterView view;
   std::shared_ptr<prometheus::Registry> registry = std::make_shared<prometheus::Registry>();
-  std::unique_ptr<k8s::EventRecorder> events;
   std::unique_ptr<Binder> binder;
   std::unique_ptr<Service> service;
   std::unique_ptr<ViewFeed> nodes, pods;
@@ -54,10 +52,9 @@ absl::Status App::Start() {
   }
   s_ = std::make_unique<State>();
   State& s = *s_;
-  s.events = std::make_unique<k8s::EventRecorder>(*client_, "neuron-scheduler-extender");
   BindOptions bopts;
   bopts.reservation_ttl = opts_.reservation_ttl;
-  s.binder = std::make_unique<Binder>(*client_, s.view, s.events.get(), nullptr, bopts);
+  s.binder = std::make_unique<Binder>(*client_, s.view, nullptr, bopts);
   s.service = std::make_unique<Service>(s.view, s.binder.get(), opts_.policy, s.registry);
 
   // No object cache: the feeds parse each Node and Pod into the view's typed records.

@@ -17,49 +17,71 @@ BindOutcome Outcome(absl::Status s, const char* label, Choice c = {}) {
   return BindOutcome{std::move(s), label, std::move(c)};
 }
 
+// The extender's half of the handshake with the device plugin (lib/deviceplugin/handshake.h).
+json HandshakeAnnotations(const Choice& choice, absl::Time now) {
+  return {{deviceplugin::kAnnotationIds, deviceplugin::FormatIdList(choice.ids)},
+          {deviceplugin::kAnnotationType, deviceplugin::ShortName(choice.kind)},
+          {deviceplugin::kAnnotationAllocated, "false"},
+          {deviceplugin::kAnnotationAllocTime, std::to_string(absl::ToUnixNanos(now))}};
+}
+
 }  // namespace
 
-Binder::Binder(k8s::RestClient& client, ClusterView& view, k8s::EventRecorder* events, Clock* clock,
-               BindOptions opts)
-    : client_(client),
-      view_(view),
-      events_(events),
-      clock_(clock ? *clock : Clock::Real()),
-      opts_(opts) {}
+Binder::Binder(k8s::RestClient& client, ClusterView& view, Clock* clock, BindOptions opts)
+    : client_(client), view_(view), clock_(clock ? *clock : Clock::Real()), opts_(opts) {}
 
-absl::Status Binder::PostBinding(const BindingArgs& args, const std::string& uid) {
+absl::StatusOr<PodInfo> Binder::PodToBind(const BindingArgs& args) {
+  PodInfo pod;
+  pod.ns = args.pod_namespace;
+  pod.name = args.pod_name;
+  if (std::optional<PendingPod> p = view_.Pending(pod.Key());
+      p && (args.pod_uid.empty() || p->uid == args.pod_uid)) {
+    pod.uid = p->uid;
+    pod.request = p->request;
+    return pod;
+  }
+  // kube-scheduler's informer saw the pod before our watch did: read it this once.
+  absl::StatusOr<json> obj = client_.Get(k8s::resources::kPods, pod.ns, pod.name);
+  if (!obj.ok()) {
+    return absl::Status(obj.status().code(),
+                        absl::StrCat("get pod ", pod.Key(), ": ", obj.status().message()));
+  }
+  absl::StatusOr<PodInfo> read = ParsePod(*obj);
+  if (!read.ok()) return read.status();
+  if (!args.pod_uid.empty() && !read->uid.empty() && read->uid != args.pod_uid) {
+    return absl::FailedPreconditionError(absl::StrCat("pod ", read->Key(), " was recreated (UID ",
+                                                      read->uid, ", binding asked for ",
+                                                      args.pod_uid, ")"));
+  }
+  return read;
+}
+
+absl::Status Binder::PostBinding(const BindingArgs& args, const std::string& uid,
+                                 const json& annotations) {
   // POST /api/v1/namespaces/<ns>/pods/<name>/binding
   const k8s::ResourceRef binding{"", "v1", "pods/" + args.pod_name + "/binding", true};
-  json body = {{"apiVersion", "v1"},
-               {"kind", "Binding"},
-               {"metadata", {{"name", args.pod_name}, {"namespace", args.pod_namespace}}},
-               {"target", {{"apiVersion", "v1"}, {"kind", "Node"}, {"name", args.node}}}};
-  if (!uid.empty()) body["metadata"]["uid"] = uid;
+  json meta = {{"name", args.pod_name}, {"namespace", args.pod_namespace}};
+  if (!uid.empty()) meta["uid"] = uid;
+  if (!annotations.empty()) meta["annotations"] = annotations;
+  const json body = {{"apiVersion", "v1"},
+                     {"kind", "Binding"},
+                     {"metadata", std::move(meta)},
+                     {"target", {{"apiVersion", "v1"}, {"kind", "Node"}, {"name", args.node}}}};
   absl::Status s = client_.Create(binding, args.pod_namespace, body).status();
   if (s.ok() || !(k8s::IsConflict(s) || absl::IsAlreadyExists(s))) return s;
   // A retry after a lost reply: the pod may already be ours on that node.
   absl::StatusOr<json> pod = client_.Get(k8s::resources::kPods, args.pod_namespace, args.pod_name);
-  if (pod.ok() && pod->value("/spec/nodeName"_json_pointer, "") == args.node) {
+  if (pod.ok() && pod->value("/spec/nodeName"_json_pointer, "") == args.node &&
+      (uid.empty() || pod->value("/metadata/uid"_json_pointer, "") == uid)) {
     return absl::OkStatus();
   }
   return s;
 }
 
 BindOutcome Binder::Bind(const BindingArgs& args) {
-  absl::StatusOr<json> obj = client_.Get(k8s::resources::kPods, args.pod_namespace, args.pod_name);
-  if (!obj.ok()) {
-    return Outcome(absl::Status(obj.status().code(),
-                                absl::StrCat("get pod ", args.pod_namespace, "/", args.pod_name,
-                                             ": ", obj.status().message())),
-                   "error");
-  }
-  absl::StatusOr<PodInfo> pod = ParsePod(*obj);
-  if (!pod.ok()) return Outcome(pod.status(), "error");
-  if (!args.pod_uid.empty() && !pod->uid.empty() && pod->uid != args.pod_uid) {
-    return Outcome(absl::FailedPreconditionError(
-                       absl::StrCat("pod ", pod->Key(), " was recreated (UID ", pod->uid,
-                                    ", binding asked for ", args.pod_uid, ")")),
-                   "conflict");
+  absl::StatusOr<PodInfo> pod = PodToBind(args);
+  if (!pod.ok()) {
+    return Outcome(pod.status(), absl::IsFailedPrecondition(pod.status()) ? "conflict" : "error");
   }
   if (!pod->node_name.empty()) {
     if (pod->node_name == args.node) return Outcome(absl::OkStatus(), "ok");  // retry of a bind
@@ -68,49 +90,22 @@ BindOutcome Binder::Bind(const BindingArgs& args) {
                    "conflict");
   }
   Choice choice;
+  json annotations = json::object();
+  const std::string reservation = pod->uid.empty() ? pod->Key() : pod->uid;
   if (pod->request.Any()) {
     absl::StatusOr<Choice> c = view_.ChooseAndReserve(args.node, *pod, opts_.reservation_ttl);
     if (!c.ok()) {
       return Outcome(c.status(), absl::IsFailedPrecondition(c.status()) ? "no_fit" : "error");
     }
     choice = std::move(*c);
-    const std::string reservation = pod->uid.empty() ? pod->Key() : pod->uid;
-    const json patch = {{"metadata",
-                         {{"annotations",
-                           {{deviceplugin::kAnnotationIds, deviceplugin::FormatIdList(choice.ids)},
-                            {deviceplugin::kAnnotationType, deviceplugin::ShortName(choice.kind)},
-                            {deviceplugin::kAnnotationAllocated, "false"},
-                            {deviceplugin::kAnnotationAllocTime,
-                             std::to_string(absl::ToUnixNanos(clock_.Now()))}}}}}};
-    // A merge patch has no resourceVersion precondition: a 409 is safe to resend as is.
-    absl::Status s = k8s::RetryOnConflict([&] {
-      return client_
-          .Patch(k8s::resources::kPods, args.pod_namespace, args.pod_name, k8s::PatchType::kMerge,
-                 patch)
-          .status();
-    });
-    if (!s.ok()) {
-      view_.Release(reservation);
-      return Outcome(s, "error");
-    }
-    if (s = PostBinding(args, pod->uid); !s.ok()) {
-      view_.Release(reservation);
-      return Outcome(s, k8s::IsConflict(s) ? "conflict" : "error");
-    }
-  } else if (absl::Status s = PostBinding(args, pod->uid); !s.ok()) {
-    return Outcome(s, "error");
+    annotations = HandshakeAnnotations(choice, clock_.Now());
   }
-  const std::string ids = deviceplugin::FormatRanges(choice.ids);
+  if (absl::Status s = PostBinding(args, pod->uid, annotations); !s.ok()) {
+    if (pod->request.Any()) view_.Release(reservation);
+    return Outcome(s, k8s::IsConflict(s) ? "conflict" : "error");
+  }
   spdlog::info("pod bound pod={} node={} kind={} ids={}", pod->Key(), args.node,
-               deviceplugin::ShortName(choice.kind), ids);
-  if (events_ && !choice.ids.empty()) {
-    absl::Status e = events_->Event(*obj, k8s::kEventNormal, "NeuronAssigned",
-                                    absl::StrCat("Assigned ", deviceplugin::ShortName(choice.kind),
-                                                 " ", ids, " on node ", args.node));
-    if (!e.ok()) {
-      spdlog::warn("event failed pod={} error=\"{}\"", pod->Key(), std::string(e.message()));
-    }
-  }
+               deviceplugin::ShortName(choice.kind), deviceplugin::FormatRanges(choice.ids));
   return Outcome(absl::OkStatus(), "ok", std::move(choice));
 }
 

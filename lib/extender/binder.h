@@ -1,23 +1,27 @@
 // File: lib/extender/binder.h
-// Bind: the extender that binds must create the Binding itself. Steps, each safe to retry:
-//   1. GET the pod (fresh spec and UID; an already bound pod is success or a clear error);
-//   2. choose the set with lib/topology's best fit (the device plugin's function) and reserve it
-//      in the ClusterView, so concurrent binds to one node never overlap;
-//   3. JSON merge patch of our four annotation keys only (other controllers' keys survive);
-//   4. POST pods/<name>/binding; a 409 where the pod already sits on that node is success;
-//   5. record a pod Event naming the node and IDs.
+// Bind in one API call. kube-scheduler hands the bind to the extender, which then creates the
+// Binding itself:
+//   1. the pod's request comes from the watch (ClusterView::Pending), so no GET; only a pod the
+//      watch has not shown yet (or shows with another UID) is read from the API;
+//   2. the best fit (lib/topology, the device plugin's function) is chosen and reserved in the
+//      ClusterView, so concurrent binds to one node never overlap;
+//   3. POST pods/<name>/binding carrying the handshake annotations in metadata.annotations and
+//      the pod's UID as precondition: the apiserver merges those keys into the pod in the same
+//      write that sets nodeName (other keys are kept), and refuses a recreated or bound pod.
+// No Event of ours: kube-scheduler records Scheduled after a successful extender bind. A 409
+// where the pod already sits on that node is a retry after a lost reply, hence success.
 #pragma once
 
-#include <memory>
 #include <string>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "lib/base/clock.h"
 #include "lib/extender/cluster_view.h"
 #include "lib/extender/wire.h"
-#include "lib/k8s/events.h"
 #include "lib/k8s/rest_client.h"
+#include "nlohmann/json.hpp"
 
 namespace neuron::extender {
 
@@ -35,16 +39,17 @@ struct BindOutcome {
 
 class Binder {
  public:
-  Binder(k8s::RestClient& client, ClusterView& view, k8s::EventRecorder* events,
-         Clock* clock = nullptr, BindOptions opts = {});
+  Binder(k8s::RestClient& client, ClusterView& view, Clock* clock = nullptr, BindOptions opts = {});
   BindOutcome Bind(const BindingArgs& args);
 
  private:
-  absl::Status PostBinding(const BindingArgs& args, const std::string& uid);
+  // What bind needs of the pod: from the watch, else (rarely) from the API.
+  absl::StatusOr<PodInfo> PodToBind(const BindingArgs& args);
+  absl::Status PostBinding(const BindingArgs& args, const std::string& uid,
+                           const nlohmann::json& annotations);
 
   k8s::RestClient& client_;
   ClusterView& view_;
-  k8s::EventRecorder* events_;
   Clock& clock_;
   BindOptions opts_;
 };

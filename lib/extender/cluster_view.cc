@@ -129,6 +129,7 @@ void ClusterView::ReplaceNodes(std::vector<NodeInfo> nodes) {
 }
 
 void ClusterView::RemovePodLocked(const std::string& key) {
+  pending_.erase(key);
   auto it = pod_node_.find(key);
   if (it == pod_node_.end()) return;
   auto n = nodes_.find(it->second);
@@ -142,7 +143,11 @@ void ClusterView::RemovePodLocked(const std::string& key) {
 
 PodHoldings HoldingsFor(const PodInfo& p) {
   PodHoldings out{p.Key(), p.uid, p.node_name, {}};
-  if (p.node_name.empty() || p.Terminated() || !p.request.Any()) return out;
+  if (p.Terminated() || !p.request.Any()) return out;
+  if (p.node_name.empty()) {
+    out.pending = p.request;
+    return out;
+  }
   std::optional<ResourceKind> annotated;
   absl::StatusOr<std::vector<int>> ids = absl::InvalidArgumentError("none");
   if (p.has_ids) {
@@ -176,6 +181,7 @@ void ClusterView::ApplyPod(PodHoldings pod) {
 
 void ClusterView::ApplyPodLocked(PodHoldings pod) {
   RemovePodLocked(pod.key);
+  if (pod.pending.Any()) pending_[pod.key] = PendingPod{pod.uid, pod.pending};
   if (pod.holdings.empty()) return;
   // The watch now shows the IDs the bind wrote: the reservation has done its job.
   if (std::any_of(pod.holdings.begin(), pod.holdings.end(),
@@ -198,8 +204,9 @@ void ClusterView::ReplacePods(std::vector<PodHoldings> pods) {
     if (listed.count(key) == 0) gone.push_back(key);
   }
   for (const std::string& key : gone) RemovePodLocked(key);
+  pending_.clear();
   for (PodHoldings& p : pods) {
-    if (!p.holdings.empty()) ApplyPodLocked(std::move(p));
+    if (!p.holdings.empty() || p.pending.Any()) ApplyPodLocked(std::move(p));
   }
 }
 
@@ -410,6 +417,13 @@ std::optional<nlohmann::json> ClusterView::DebugNode(const std::string& node) co
   }
   j["holders"] = std::move(holders);
   return j;
+}
+
+std::optional<PendingPod> ClusterView::Pending(const std::string& key) const {
+  absl::ReaderMutexLock lock(&mu_);
+  auto it = pending_.find(key);
+  if (it == pending_.end()) return std::nullopt;
+  return it->second;
 }
 
 size_t ClusterView::node_count() const {

@@ -85,8 +85,16 @@ struct PodHoldings {
   std::string uid;
   std::string node;
   std::vector<Holding> holdings;
+  NeuronRequest pending{};  // a live pod that waits for a node: what it asks for
 };
 PodHoldings HoldingsFor(const PodInfo& pod);
+
+// A live, unbound pod that asks for Neuron resources, as the watch last showed it: what bind
+// needs to know of the pod, so that binding costs no GET.
+struct PendingPod {
+  std::string uid;
+  NeuronRequest request;
+};
 
 // The kind and count a request asks for; InvalidArgument when it asks both kinds.
 absl::StatusOr<std::pair<ResourceKind, int>> RequestKind(const NeuronRequest& r);
@@ -134,6 +142,9 @@ class ClusterView {
                                           absl::Duration ttl);
   void Release(const std::string& pod_uid);
 
+  // The pod "ns/name" if the watch shows it unbound, live and asking for Neuron resources.
+  std::optional<PendingPod> Pending(const std::string& key) const;
+
   // The node's shape, free devices and cores, and who holds what.
   std::optional<nlohmann::json> DebugNode(const std::string& node) const;
 
@@ -176,6 +187,7 @@ class ClusterView {
   absl::flat_hash_map<std::string, NodeEntry> nodes_ ABSL_GUARDED_BY(mu_);
   std::unordered_map<std::string, std::string> pod_node_ ABSL_GUARDED_BY(mu_);      // key -> node
   std::unordered_map<std::string, Reservation> reservations_ ABSL_GUARDED_BY(mu_);  // by uid
+  std::unordered_map<std::string, PendingPod> pending_ ABSL_GUARDED_BY(mu_);        // by key
 };
 
 }  // namespace neuron::extender

@@ -82,13 +82,12 @@ json Deployment(const DeviceConfig& dc, const std::string& name, json pod) {
 void AddExtender(const DeviceConfig& dc, std::vector<Child>& out) {
   const std::string name = ExtenderName(dc);
   out.push_back(ServiceAccount(dc, name, Component::kScheduler));
-  // Exactly what it calls: list + watch Nodes and Pods (its view), get a pod and merge-patch its
-  // annotations (bind), create pods/binding, and create or patch Events on the pod.
+  // Exactly what it calls: list + watch Nodes and Pods (its view), create pods/binding (the
+  // bind, which carries its annotations), and get a pod its watch has not shown yet.
   const json rules = json::array(
       {{{"apiGroups", {""}}, {"resources", {"nodes"}}, {"verbs", {"list", "watch"}}},
-       {{"apiGroups", {""}}, {"resources", {"pods"}}, {"verbs", {"get", "list", "watch", "patch"}}},
-       {{"apiGroups", {""}}, {"resources", {"pods/binding"}}, {"verbs", {"create"}}},
-       {{"apiGroups", {""}}, {"resources", {"events"}}, {"verbs", {"create", "patch"}}}});
+       {{"apiGroups", {""}}, {"resources", {"pods"}}, {"verbs", {"get", "list", "watch"}}},
+       {{"apiGroups", {""}}, {"resources", {"pods/binding"}}, {"verbs", {"create"}}}});
   AddClusterRole(dc, ClusterName(dc, "scheduler-extension"), rules, name, Component::kScheduler,
                  out);
 

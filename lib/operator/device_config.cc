@@ -201,8 +201,11 @@ std::vector<FieldError> ValidateDeviceConfig(const DeviceConfig& dc) {
   }
   CheckMetadata(dc, errors);
 
+  // The rules below hold whatever version the object is read at. The apiserver serves a
+  // DeviceConfig at the version the client asks for (conversion None relabels apiVersion), so an
+  // object written as v1alpha1 reaches us as v1beta1: each version's required fields were
+  // enforced by its own schema when the object was written, and are not ours to re-check.
   const DeviceConfigSpec& s = dc.spec;
-  const bool v1alpha1 = dc.api_version == alpha;
   const bool kmm = s.driver_mode == DriverMode::kKmm;
   const bool dra = !s.dra_driver_image.empty();
   auto image = [&](const std::string& value, const char* field, bool required) {
@@ -216,18 +219,20 @@ std::vector<FieldError> ValidateDeviceConfig(const DeviceConfig& dc) {
   // fallback image lives in OpenShift's internal registry and whose Dockerfile is RHEL-only.
   // driverVersion stays optional, as in the seed (its sample has none): setting it turns on
   // KMM's ordered upgrade.
-  image(s.drivers_image, "driversImage", v1alpha1 || kmm);
+  image(s.drivers_image, "driversImage", kmm);
   if (kmm && IsImageReference(s.drivers_image) && !HasImageTag(s.drivers_image)) {
     errors.push_back({"spec.driversImage",
                       "must end in a tag (repo:tag): KMM pulls <driversImage>-$KERNEL_VERSION"});
   }
   // Without DRA the device plugin is what advertises the devices, so it is required even where
   // the seed's v1beta1 schema would allow a driver-only spec.
-  image(s.device_plugin_image, "devicePluginImage", v1alpha1 || !dra);
-  image(s.custom_scheduler_image, "customSchedulerImage", v1alpha1);
-  image(s.scheduler_extension_image, "schedulerExtensionImage", v1alpha1);
+  image(s.device_plugin_image, "devicePluginImage", !dra);
+  image(s.custom_scheduler_image, "customSchedulerImage", false);
+  image(s.scheduler_extension_image, "schedulerExtensionImage", false);
   image(s.dra_driver_image, "draDriverImage", false);
-  image(s.node_metrics_image, "nodeMetricsImage", !v1alpha1);
+  // The seed's v1beta1 schema requires nodeMetricsImage, but it names neuron-monitor, which we
+  // do not run (our node agent is nodeAgentImage): optional here.
+  image(s.node_metrics_image, "nodeMetricsImage", false);
   image(s.node_agent_image, "nodeAgentImage", false);
 
   const int trio = !s.device_plugin_image.empty() + !s.custom_scheduler_image.empty() +

@@ -117,7 +117,7 @@ TEST_CASE("bad input gets HTTP 400 with a JSON Error, never a crash", "[extender
   CHECK(neuron::testing::HttpGet(port, "/healthz").status == 200);
 }
 
-TEST_CASE("bind patches our keys only, creates the Binding, and is idempotent", "[extender][api]") {
+TEST_CASE("bind writes our keys only, in the Binding, and is idempotent", "[extender][api]") {
   Cluster c;
   SeedCluster(c);
   json pod = Pod("job", kDev, 4);
@@ -147,6 +147,41 @@ TEST_CASE("bind patches our keys only, creates the Binding, and is idempotent", 
     auto st = app->view().State("trn1-b");
     return st && std::count(st->free_devices.begin(), st->free_devices.end(), true) == 4;
   }));
+}
+
+TEST_CASE("a bind costs kube-scheduler one API request", "[extender][api]") {
+  Cluster c;
+  SeedCluster(c);
+  json pod = Pod("one", kCore, 2);
+  c.Create(pod);
+  auto app = StartApp(c);
+  // The watch has shown the pending pod: bind needs nothing more from the API.
+  REQUIRE(Eventually([&] { return app->view().Pending("ml/one").has_value(); }));
+  const std::string uid = c.GetPod("ml", "one")["metadata"]["uid"];
+  const size_t before = c.server.RequestCount("", "");
+  json args = json::parse(BindArgs("ml", "one", "trn1-b"));
+  args["PodUID"] = uid;
+  CHECK(Post(app->port(), "/bind", args.dump())["Error"] == "");
+  CHECK(c.server.RequestCount("", "") - before == 1);
+  CHECK(c.server.RequestCount("POST", "/pods/one/binding") == 1);
+  CHECK(c.server.RequestCount("", "/events") == 0);
+  json stored = c.GetPod("ml", "one");
+  CHECK(stored["spec"]["nodeName"] == "trn1-b");
+  CHECK(stored["metadata"]["annotations"]["NEURON_RESOURCE_TYPE"] == "neuroncore");
+}
+
+TEST_CASE("bind refuses a recreated pod and releases its reservation", "[extender][api]") {
+  Cluster c;
+  SeedCluster(c);
+  c.Create(Pod("again", kDev, 4));
+  auto app = StartApp(c);
+  REQUIRE(Eventually([&] { return app->view().Pending("ml/again").has_value(); }));
+  json args = json::parse(BindArgs("ml", "again", "trn1-b"));
+  args["PodUID"] = "uid-of-an-older-incarnation";
+  json r = Post(app->port(), "/bind", args.dump());
+  CHECK(r["Error"].get<std::string>().find("recreated") != std::string::npos);
+  CHECK(c.GetPod("ml", "again")["spec"].value("nodeName", "") == "");
+  CHECK(app->view().reservation_count() == 0);
 }
 
 TEST_CASE("50 concurrent binds on one node never overlap; neuron and neuroncore share silicon",

@@ -213,12 +213,11 @@ TEST_CASE("The extender's RBAC is exactly what it calls", "[deploy][scheduler]")
       }
     }
   }
-  // lib/extender: ViewFeed lists + watches nodes and pods; Binder gets and merge-patches the
-  // pod, creates pods/binding; lib/k8s EventRecorder creates and patches core/v1 Events.
+  // lib/extender: ViewFeed lists + watches nodes and pods; Binder creates pods/binding (with
+  // the annotations in it) and gets a pod its watch has not shown yet. No patch, no Events.
   const std::map<std::string, Keys> want = {{"/nodes", {"list", "watch"}},
-                                            {"/pods", {"get", "list", "watch", "patch"}},
-                                            {"/pods/binding", {"create"}},
-                                            {"/events", {"create", "patch"}}};
+                                            {"/pods", {"get", "list", "watch"}},
+                                            {"/pods/binding", {"create"}}};
   CHECK(verbs == want);
   const Doc* binding = Find(s.docs, "ClusterRoleBinding", "neuron-scheduler-extender");
   REQUIRE(binding != nullptr);

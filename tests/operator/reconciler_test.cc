@@ -111,6 +111,32 @@ TEST_CASE("a pass applies exactly what render produces, owned by the DeviceConfi
   }
 }
 
+// Every child reports ready on `nodes` nodes, as KMM and the workload controllers would.
+void ReportAllReady(Cluster& cluster, int nodes) {
+  const std::string ns = kNs;
+  const json counts = {
+      {"nodesMatchingSelectorNumber", nodes}, {"desiredNumber", nodes}, {"availableNumber", nodes}};
+  cluster.SetStatus("/apis/kmm.sigs.x-k8s.io/v1beta1/namespaces/" + ns + "/modules/neuron",
+                    {{"moduleLoader", counts}, {"devicePlugin", counts}});
+  for (const char* d : {"neuron-custom-scheduler", "neuron-custom-scheduler-extension"}) {
+    const std::string path = "/apis/apps/v1/namespaces/" + ns + "/deployments/" + d;
+    const json live = cluster.server.Get(path);
+    cluster.SetStatus(path, {{"observedGeneration", live["metadata"]["generation"]},
+                             {"replicas", 1},
+                             {"updatedReplicas", 1},
+                             {"availableReplicas", 1},
+                             {"readyReplicas", 1}});
+  }
+  const std::string ds = "/apis/apps/v1/namespaces/" + ns + "/daemonsets/neuron-node-metrics";
+  cluster.SetStatus(ds, {{"observedGeneration", cluster.server.Get(ds)["metadata"]["generation"]},
+                         {"desiredNumberScheduled", nodes},
+                         {"currentNumberScheduled", nodes},
+                         {"updatedNumberScheduled", nodes},
+                         {"numberAvailable", nodes},
+                         {"numberReady", nodes},
+                         {"numberMisscheduled", 0}});
+}
+
 TEST_CASE("status follows the children as they become ready", "[operator][reconcile]") {
   Fixture f;
   f.cluster.AddNode("trn-a", SampleNodeLabels());
@@ -140,30 +166,7 @@ TEST_CASE("status follows the children as they become ready", "[operator][reconc
   CHECK(dc["status"]["driver"]["availableNumber"] == 2);
   CHECK(dc["status"]["driverSummary"] == "2/2");
 
-  f.cluster.SetStatus(
-      "/apis/kmm.sigs.x-k8s.io/v1beta1/namespaces/" + ns + "/modules/neuron",
-      {{"moduleLoader",
-        {{"nodesMatchingSelectorNumber", 2}, {"desiredNumber", 2}, {"availableNumber", 2}}},
-       {"devicePlugin",
-        {{"nodesMatchingSelectorNumber", 2}, {"desiredNumber", 2}, {"availableNumber", 2}}}});
-  for (const char* d : {"neuron-custom-scheduler", "neuron-custom-scheduler-extension"}) {
-    const std::string path = "/apis/apps/v1/namespaces/" + ns + "/deployments/" + d;
-    const json live = f.cluster.server.Get(path);
-    f.cluster.SetStatus(path, {{"observedGeneration", live["metadata"]["generation"]},
-                               {"replicas", 1},
-                               {"updatedReplicas", 1},
-                               {"availableReplicas", 1},
-                               {"readyReplicas", 1}});
-  }
-  const std::string ds = "/apis/apps/v1/namespaces/" + ns + "/daemonsets/neuron-node-metrics";
-  f.cluster.SetStatus(ds,
-                      {{"observedGeneration", f.cluster.server.Get(ds)["metadata"]["generation"]},
-                       {"desiredNumberScheduled", 2},
-                       {"currentNumberScheduled", 2},
-                       {"updatedNumberScheduled", 2},
-                       {"numberAvailable", 2},
-                       {"numberReady", 2},
-                       {"numberMisscheduled", 0}});
+  ReportAllReady(f.cluster, 2);
   f.Pass();
   dc = f.cluster.GetDc("neuron");
   CAPTURE(dc["status"].dump(2));
@@ -171,6 +174,25 @@ TEST_CASE("status follows the children as they become ready", "[operator][reconc
   CHECK(CondStatus(dc, "SchedulerReady") == "True");
   CHECK(CondStatus(dc, "MetricsReady") == "True");
   CHECK(dc["status"]["devicePluginSummary"] == "2/2");
+}
+
+TEST_CASE("the seed README's v1alpha1 sample, read at v1beta1, reaches Ready",
+          "[operator][reconcile]") {
+  Fixture f;
+  f.cluster.AddNode("trn-a", SampleNodeLabels());
+  const json created = f.cluster.CreateSample("tests/operator/testdata/seed-readme-v1alpha1.yaml");
+  REQUIRE(created["apiVersion"] == "k8s.aws/v1alpha1");
+  // The apiserver serves the object at the version asked for, as the operator reads it.
+  REQUIRE(f.cluster.GetDc("neuron")["apiVersion"] == "k8s.aws/v1beta1");
+  f.Pass();
+  json dc = f.cluster.GetDc("neuron");
+  CHECK(CondReason(dc, "Ready") == "ComponentsNotReady");
+  ReportAllReady(f.cluster, 1);
+  f.Pass();
+  dc = f.cluster.GetDc("neuron");
+  CAPTURE(dc["status"].dump(2));
+  CHECK(CondStatus(dc, "Ready") == "True");
+  CHECK(CondStatus(dc, "Degraded") == "False");
 }
 
 TEST_CASE("deletion removes children in stages and only then the finalizer",

@@ -343,19 +343,59 @@ HttpResponse ApiCore::Patch(const ResourcePath& rp, const HttpRequest& req) {
   return HttpResponse{200, Present(rp.type, std::move(obj)), {}};
 }
 
+// As the real BindingREST (pkg/registry/core/pod/storage): the Binding's name must be the
+// pod's; its metadata.uid and resourceVersion, when set, are preconditions on the pod; a pod
+// that is bound, being deleted or gated is refused with 409; the Binding's annotations are
+// merged into the pod's key by key in the same write that sets nodeName.
 HttpResponse ApiCore::Bind(const ResourcePath& rp, const HttpRequest& req) {
   json body = ParseBody(req);
   const std::string node = body.value("/target/name"_json_pointer, std::string());
   if (node.empty()) throw Invalid("", "Binding", rp.name, "target.name: Required value");
+  const std::string kind = body.value("/target/kind"_json_pointer, std::string());
+  if (!kind.empty() && kind != "Node") {
+    throw Invalid("", "Binding", rp.name, "target.kind: Invalid value: must be empty or 'Node'");
+  }
+  if (body.value("/metadata/name"_json_pointer, rp.name) != rp.name) {
+    throw BadRequest("name in URL does not match name in Binding object");
+  }
   const json* pod = store_.Find(rp.Key());
   if (pod == nullptr) throw NotFound(rp.type.group, rp.type.plural, rp.name);
+  auto refuse = [&](const std::string& why) {
+    return Conflict(rp.type.group, "pods/binding", rp.name, why);
+  };
+  const std::string want_uid = body.value("/metadata/uid"_json_pointer, std::string());
+  const std::string uid = FieldValue(*pod, "metadata.uid");
+  if (!want_uid.empty() && want_uid != uid) {
+    throw refuse(absl::StrCat("Precondition failed: UID in precondition: ", want_uid,
+                              ", UID in object meta: ", uid));
+  }
+  const std::string want_rv = body.value("/metadata/resourceVersion"_json_pointer, std::string());
+  if (!want_rv.empty() && want_rv != FieldValue(*pod, "metadata.resourceVersion")) {
+    throw refuse(
+        "the object has been modified; please apply your changes to the latest version "
+        "and try again");
+  }
+  if (pod->contains("metadata") && (*pod)["metadata"].contains("deletionTimestamp")) {
+    throw refuse(absl::StrCat("pod ", rp.name, " is being deleted, cannot be assigned to a host"));
+  }
   const std::string bound = FieldValue(*pod, "spec.nodeName");
   if (!bound.empty()) {
-    throw Conflict(rp.type.group, "pods/binding", rp.name,
-                   absl::StrCat("pod ", rp.name, " is already assigned to node \"", bound, "\""));
+    throw refuse(absl::StrCat("pod ", rp.name, " is already assigned to node \"", bound, "\""));
+  }
+  const json gates = pod->value("/spec/schedulingGates"_json_pointer, json::array());
+  if (gates.is_array() && !gates.empty()) {
+    throw refuse(absl::StrCat("pod ", rp.name, " has non-empty .spec.schedulingGates"));
   }
   json next = *pod;
   next["spec"]["nodeName"] = node;
+  const json annotations = body.value("/metadata/annotations"_json_pointer, json::object());
+  if (!annotations.is_object()) {
+    throw BadRequest("metadata.annotations: must be a map of strings");
+  }
+  for (const auto& [key, value] : annotations.items()) {
+    if (!value.is_string()) throw BadRequest("metadata.annotations: must be a map of strings");
+    next["metadata"]["annotations"][key] = value;
+  }
   json cond = {{"type", "PodScheduled"}, {"status", "True"}, {"lastTransitionTime", NowRfc3339()}};
   if (!next.contains("status") || !next["status"].is_object()) next["status"] = json::object();
   json conds = next["status"].value("conditions", json::array());

@@ -247,6 +247,49 @@ TEST_CASE("pods/binding sets nodeName once", "[apiserver]") {
   CHECK(again.body["reason"] == "Conflict");
 }
 
+TEST_CASE("pods/binding merges annotations and honours the UID precondition", "[apiserver]") {
+  Server s;
+  json pod = Pod("m");
+  pod["metadata"]["annotations"] = {{"keep", "me"}, {"over", "old"}};
+  REQUIRE(Call(s.port(), "POST", kPods, pod).status == 201);
+  const std::string uid = s.fake.Get(std::string(kPods) + "/m")["metadata"]["uid"];
+  json binding = {{"apiVersion", "v1"},
+                  {"kind", "Binding"},
+                  {"metadata", {{"name", "m"}, {"uid", "not-" + uid}}},
+                  {"target", {{"apiVersion", "v1"}, {"kind", "Node"}, {"name", "n1"}}}};
+  auto stale = Call(s.port(), "POST", std::string(kPods) + "/m/binding", binding);
+  CHECK(stale.status == 409);
+  CHECK(stale.body["message"].get<std::string>().find("UID in precondition") != std::string::npos);
+  CHECK(s.fake.Get(std::string(kPods) + "/m")["spec"].value("nodeName", "") == "");
+
+  binding["metadata"]["uid"] = uid;
+  binding["metadata"]["annotations"] = {{"over", "new"}, {"added", "1"}};
+  CHECK(Call(s.port(), "POST", std::string(kPods) + "/m/binding", binding).status == 201);
+  json stored = s.fake.Get(std::string(kPods) + "/m");
+  CHECK(stored["spec"]["nodeName"] == "n1");
+  CHECK(stored["metadata"]["annotations"] == json{{"keep", "me"}, {"over", "new"}, {"added", "1"}});
+
+  binding["metadata"]["name"] = "other";
+  CHECK(Call(s.port(), "POST", std::string(kPods) + "/m/binding", binding).status == 400);
+  binding["metadata"]["name"] = "m";
+  binding["target"]["kind"] = "Pod";
+  CHECK(Call(s.port(), "POST", std::string(kPods) + "/m/binding", binding).status == 422);
+}
+
+TEST_CASE("pods/binding refuses gated pods", "[apiserver]") {
+  Server s;
+  json pod = Pod("g");
+  pod["spec"]["schedulingGates"] = json::array({{{"name", "example.com/wait"}}});
+  REQUIRE(Call(s.port(), "POST", kPods, pod).status == 201);
+  json binding = {{"apiVersion", "v1"},
+                  {"kind", "Binding"},
+                  {"metadata", {{"name", "g"}}},
+                  {"target", {{"apiVersion", "v1"}, {"kind", "Node"}, {"name", "n1"}}}};
+  auto r = Call(s.port(), "POST", std::string(kPods) + "/g/binding", binding);
+  CHECK(r.status == 409);
+  CHECK(r.body["message"].get<std::string>().find("schedulingGates") != std::string::npos);
+}
+
 TEST_CASE("error injection and request counting", "[apiserver]") {
   Server s;
   s.fake.InjectError("GET", "/pods", 429, 2, 3);

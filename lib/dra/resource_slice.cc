@@ -1,6 +1,7 @@
 #include "lib/dra/resource_slice.h"
 
 #include <algorithm>
+#include <optional>
 #include <utility>
 
 #include "absl/status/status.h"

@@ -28,8 +28,8 @@ class Node {
  public:
   explicit Node(const char* shape)
       : source_(SnapshotForShape(*topology::FindShape(shape))),
-        dev_alloc_(ResourceKind::kDevice),
-        core_alloc_(ResourceKind::kCore),
+        dev_alloc_(assignment::ResourceKind::kDevice),
+        core_alloc_(assignment::ResourceKind::kCore),
         dev_(dev_alloc_, source_, nullptr, kubelet_.dir() + "/aws-neuron.sock"),
         core_(core_alloc_, source_, nullptr, kubelet_.dir() + "/aws-neuroncore.sock"),
         manager_({&dev_, &core_}, Options(kubelet_.dir())) {
@@ -41,7 +41,8 @@ class Node {
     thread_ = std::thread([this] { (void)manager_.Run(stop_); });
     kubelet_.WaitForRegistrations(2, absl::Seconds(10));
     kubelet_.WaitForDevices(
-        kNeuronCoreResource, [](const auto& r) { return r.devices_size() > 0; }, absl::Seconds(10));
+        assignment::kNeuronCoreResource, [](const auto& r) { return r.devices_size() > 0; },
+        absl::Seconds(10));
   }
   ~Node() {
     stop_.Notify();
@@ -71,7 +72,7 @@ void BM_Allocate(benchmark::State& state) {
   auto* c = req.add_container_requests();
   for (int i = 0; i < state.range(0); ++i) c->add_devices_ids(std::to_string(i));
   for (auto _ : state) {
-    auto r = node.kubelet().Allocate(kNeuronCoreResource, req);
+    auto r = node.kubelet().Allocate(assignment::kNeuronCoreResource, req);
     if (!r.ok()) state.SkipWithError("allocate failed");
   }
 }
@@ -84,7 +85,7 @@ void BM_GetPreferredAllocation(benchmark::State& state) {
   for (int i = 0; i < 64; ++i) c->add_available_deviceids(std::to_string(i));
   c->set_allocation_size(static_cast<int>(state.range(0)));
   for (auto _ : state) {
-    auto r = node.kubelet().GetPreferredAllocation(kNeuronCoreResource, req);
+    auto r = node.kubelet().GetPreferredAllocation(assignment::kNeuronCoreResource, req);
     if (!r.ok()) state.SkipWithError("preferred failed");
   }
 }
@@ -92,7 +93,7 @@ BENCHMARK(BM_GetPreferredAllocation)->Arg(1)->Arg(4)->Arg(16)->Unit(benchmark::k
 
 void BM_AllocatorPreferred(benchmark::State& state) {
   const NodeSnapshot node = SnapshotForShape(*topology::FindShape("trn1.32xlarge"));
-  Allocator alloc(ResourceKind::kDevice);
+  Allocator alloc(assignment::ResourceKind::kDevice);
   std::vector<std::string> avail;
   for (int i = 0; i < 16; ++i) avail.push_back(std::to_string(i));
   for (auto _ : state) {
@@ -110,7 +111,7 @@ void BM_HealthToListAndWatch(benchmark::State& state) {
     const auto start = std::chrono::steady_clock::now();
     node.source().SetHealthy(3, healthy);
     const bool seen = node.kubelet().WaitForDevices(
-        kNeuronResource,
+        assignment::kNeuronResource,
         [want](const auto& r) {
           int n = 0;
           for (const auto& d : r.devices()) n += d.health() == "Healthy";

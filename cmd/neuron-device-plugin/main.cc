@@ -82,7 +82,7 @@ int main(int argc, char** argv) {
   if (absl::Status s = neuron::InitLogging("neuron-device-plugin", log_level, log_json); !s.ok()) {
     return Fail(std::string(s.message()));
   }
-  auto parsed = neuron::deviceplugin::ParseResourceList(resources);
+  auto parsed = neuron::assignment::ParseResourceList(resources);
   if (!parsed.ok()) return Fail("--resources: " + std::string(parsed.status().message()));
   opts.resources = *parsed;
   if (numbering == "host") {

@@ -23,16 +23,16 @@ bool Contains(const std::vector<int>& v, int x) {
 
 }  // namespace
 
-Allocator::Allocator(ResourceKind kind, AllocatorOptions opts)
+Allocator::Allocator(assignment::ResourceKind kind, AllocatorOptions opts)
     : kind_(kind), opts_(std::move(opts)) {}
 
 int Allocator::Count(const NodeSnapshot& node) const {
-  return kind_ == ResourceKind::kDevice ? static_cast<int>(node.devices.size())
-                                        : node.total_cores();
+  return kind_ == assignment::ResourceKind::kDevice ? static_cast<int>(node.devices.size())
+                                                    : node.total_cores();
 }
 
 bool Allocator::Healthy(const NodeSnapshot& node, int id) const {
-  const int device = kind_ == ResourceKind::kDevice ? id : id / node.cores_per_device();
+  const int device = kind_ == assignment::ResourceKind::kDevice ? id : id / node.cores_per_device();
   return node.devices[device].healthy;
 }
 
@@ -41,7 +41,8 @@ std::vector<AdvertisedDevice> Allocator::Devices(const NodeSnapshot& node) const
   const int n = Count(node);
   out.reserve(n);
   for (int id = 0; id < n; ++id) {
-    const int device = kind_ == ResourceKind::kDevice ? id : id / node.cores_per_device();
+    const int device =
+        kind_ == assignment::ResourceKind::kDevice ? id : id / node.cores_per_device();
     const DeviceState& d = node.devices[device];
     out.push_back({std::to_string(id), d.healthy, d.numa_node});
   }
@@ -54,14 +55,15 @@ absl::StatusOr<std::vector<int>> Allocator::ParseIds(const NodeSnapshot& node,
   std::vector<int> out;
   std::set<int> seen;
   for (const std::string& s : ids) {
-    absl::StatusOr<int> id = ParseId(s);
+    absl::StatusOr<int> id = assignment::ParseId(s);
     if (!id.ok() || *id >= n) {
-      return absl::InvalidArgumentError(absl::StrCat("unknown ", ResourceName(kind_), " ID \"", s,
-                                                     "\" (this node has IDs 0..", n - 1, ")"));
+      return absl::InvalidArgumentError(absl::StrCat("unknown ", assignment::ResourceName(kind_),
+                                                     " ID \"", s, "\" (this node has IDs 0..",
+                                                     n - 1, ")"));
     }
     if (!seen.insert(*id).second) {
       return absl::InvalidArgumentError(
-          absl::StrCat("duplicate ", ResourceName(kind_), " ID \"", s, "\""));
+          absl::StrCat("duplicate ", assignment::ResourceName(kind_), " ID \"", s, "\""));
     }
     out.push_back(*id);
   }
@@ -105,8 +107,9 @@ absl::StatusOr<std::vector<std::string>> Allocator::Preferred(
   std::vector<bool> free(Count(node), false);
   for (int id : *avail) free[id] = Healthy(node, id) || Contains(*must, id);
   std::optional<std::vector<int>> best =
-      kind_ == ResourceKind::kDevice ? topology::ChooseDevices(node.topology, free, size, *must)
-                                     : topology::ChooseCores(node.topology, free, size, *must);
+      kind_ == assignment::ResourceKind::kDevice
+          ? topology::ChooseDevices(node.topology, free, size, *must)
+          : topology::ChooseCores(node.topology, free, size, *must);
   if (best) return ToStrings(*best);
   // 3. No topology-valid set: must_include, then the lowest available IDs.
   std::vector<int> chosen = *must;
@@ -123,19 +126,21 @@ absl::StatusOr<std::vector<std::string>> Allocator::Preferred(
 absl::StatusOr<ContainerAllocation> Allocator::Allocate(const NodeSnapshot& node,
                                                         const std::vector<std::string>& ids) const {
   if (ids.empty()) {
-    return absl::InvalidArgumentError(absl::StrCat("empty ", ResourceName(kind_), " request"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("empty ", assignment::ResourceName(kind_), " request"));
   }
   const int n = Count(node);
   if (static_cast<int>(ids.size()) > n) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "requested ", ids.size(), " ", ResourceName(kind_), " IDs but this node has ", n));
+    return absl::InvalidArgumentError(absl::StrCat("requested ", ids.size(), " ",
+                                                   assignment::ResourceName(kind_),
+                                                   " IDs but this node has ", n));
   }
   absl::StatusOr<std::vector<int>> parsed = ParseIds(node, ids);
   if (!parsed.ok()) return parsed.status();
   for (int id : *parsed) {
     if (!Healthy(node, id)) {
       return absl::InvalidArgumentError(
-          absl::StrCat(ResourceName(kind_), " ID ", id, " is unhealthy"));
+          absl::StrCat(assignment::ResourceName(kind_), " ID ", id, " is unhealthy"));
     }
   }
   const int cpd = node.cores_per_device();
@@ -143,7 +148,7 @@ absl::StatusOr<ContainerAllocation> Allocator::Allocate(const NodeSnapshot& node
   std::vector<int> cores;
   std::set<int> devices;
   for (int id : *parsed) {
-    if (kind_ == ResourceKind::kDevice) {
+    if (kind_ == assignment::ResourceKind::kDevice) {
       devices.insert(id);
       for (int c = 0; c < cpd; ++c) cores.push_back(id * cpd + c);
     } else {
@@ -170,8 +175,8 @@ absl::StatusOr<ContainerAllocation> Allocator::Allocate(const NodeSnapshot& node
   }
   // No cores while LNC is unknown (cores_per_device 0): leave the variable unset rather than
   // name cores we cannot count.
-  if (!visible.empty()) out.envs["NEURON_RT_VISIBLE_CORES"] = FormatRanges(visible);
-  out.envs["AWS_NEURON_VISIBLE_DEVICES"] = FormatIdList(device_list);
+  if (!visible.empty()) out.envs["NEURON_RT_VISIBLE_CORES"] = assignment::FormatRanges(visible);
+  out.envs["AWS_NEURON_VISIBLE_DEVICES"] = assignment::FormatIdList(device_list);
   return out;
 }
 

@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "lib/assignment/ids.h"
 #include "lib/deviceplugin/device_source.h"
-#include "lib/deviceplugin/ids.h"
 
 namespace neuron::deviceplugin {
 
@@ -58,9 +58,9 @@ struct AllocatorOptions {
 
 class Allocator {
  public:
-  Allocator(ResourceKind kind, AllocatorOptions opts = {});
+  Allocator(assignment::ResourceKind kind, AllocatorOptions opts = {});
 
-  ResourceKind kind() const { return kind_; }
+  assignment::ResourceKind kind() const { return kind_; }
 
   // Every ID of this resource on the node (cores follow their device's health and NUMA node).
   std::vector<AdvertisedDevice> Devices(const NodeSnapshot& node) const;
@@ -91,7 +91,7 @@ class Allocator {
   int Count(const NodeSnapshot& node) const;
   bool Healthy(const NodeSnapshot& node, int id) const;
 
-  ResourceKind kind_;
+  assignment::ResourceKind kind_;
   AllocatorOptions opts_;
 };
 

@@ -121,11 +121,11 @@ absl::Status App::Run(absl::Notification& stop) {
   std::vector<std::unique_ptr<Allocator>> allocators;
   std::vector<std::unique_ptr<PluginServer>> servers;
   std::vector<PluginServer*> raw;
-  for (ResourceKind kind : opts_.resources) {
+  for (assignment::ResourceKind kind : opts_.resources) {
     allocators.push_back(std::make_unique<Allocator>(kind, aopts));
-    const std::string socket =
-        (std::filesystem::path(opts_.plugin_dir) / absl::StrCat("aws-", ShortName(kind), ".sock"))
-            .string();
+    const std::string socket = (std::filesystem::path(opts_.plugin_dir) /
+                                absl::StrCat("aws-", assignment::ShortName(kind), ".sock"))
+                                   .string();
     servers.push_back(std::make_unique<PluginServer>(*allocators.back(), source, handshake.get(),
                                                      socket, on_allocated, &ledger));
     servers.back()->set_metrics(&metrics);

@@ -10,8 +10,8 @@
 #include "absl/status/status.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
+#include "lib/assignment/ids.h"
 #include "lib/deviceplugin/allocator.h"
-#include "lib/deviceplugin/ids.h"
 #include "lib/sysfs/driver_layout.h"
 
 namespace neuron::deviceplugin {
@@ -29,7 +29,8 @@ struct AppOptions {
   std::string node_name;
   std::string kubeconfig;  // "" = in-cluster if available, else no API access
   std::string pod_resources_socket = "/var/lib/kubelet/pod-resources/kubelet.sock";
-  std::vector<ResourceKind> resources = {ResourceKind::kDevice, ResourceKind::kCore};
+  std::vector<assignment::ResourceKind> resources = {assignment::ResourceKind::kDevice,
+                                                     assignment::ResourceKind::kCore};
   CoreNumbering numbering = CoreNumbering::kContainer;
   absl::Duration poll_interval = absl::Seconds(5);          // full rescan
   absl::Duration health_interval = absl::Milliseconds(50);  // health fast path; 0 = off

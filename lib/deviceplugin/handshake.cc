@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <limits>
 
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 
 namespace neuron::deviceplugin {
@@ -28,18 +27,15 @@ std::vector<AnnotationPatch> PlanHandshake(const std::vector<PodHoldings>& held,
       return p.ns == h.ns && p.name == h.name;
     });
     if (pod == pods.end()) continue;  // not (yet) visible in the API
-    ResourceKind kind = h.ids.begin()->first;
+    assignment::ResourceKind kind = h.ids.begin()->first;
     if (h.ids.size() > 1) {  // holds both: the kind the extender named, else cores
-      std::optional<ResourceKind> named = ParseResourceKind(Get(pod->annotations, kAnnotationType));
-      kind = named && h.ids.count(*named) ? *named : ResourceKind::kCore;
+      std::optional<assignment::ResourceKind> named =
+          assignment::ParseResourceKind(Get(pod->annotations, assignment::kAnnotationType));
+      kind = named && h.ids.count(*named) ? *named : assignment::ResourceKind::kCore;
     }
     std::vector<int> ids = h.ids.at(kind);
     std::sort(ids.begin(), ids.end());
-    const std::map<std::string, std::string> want = {
-        {kAnnotationIds, FormatIdList(ids)},
-        {kAnnotationType, ShortName(kind)},
-        {kAnnotationAllocated, "true"},
-    };
+    const assignment::Annotations want = assignment::Format({kind, ids, true, std::nullopt});
     AnnotationPatch patch{pod->ns, pod->name, {}};
     for (const auto& [k, v] : want) {
       if (Get(pod->annotations, k) != v) patch.set[k] = v;
@@ -50,20 +46,19 @@ std::vector<AnnotationPatch> PlanHandshake(const std::vector<PodHoldings>& held,
 }
 
 std::optional<std::vector<int>> PendingChoice(const std::vector<PodAnnotations>& pods,
-                                              ResourceKind kind, int size) {
+                                              assignment::ResourceKind kind, int size) {
   std::optional<std::vector<int>> best;
   int64_t best_time = std::numeric_limits<int64_t>::max();
   for (const PodAnnotations& p : pods) {
-    if (Get(p.annotations, kAnnotationAllocated) != "false") continue;
-    if (ParseResourceKind(Get(p.annotations, kAnnotationType)) != kind) continue;
-    absl::StatusOr<std::vector<int>> ids = ParseIdList(Get(p.annotations, kAnnotationIds));
-    if (!ids.ok() || static_cast<int>(ids->size()) != size) continue;
-    int64_t t = std::numeric_limits<int64_t>::max();
-    if (!absl::SimpleAtoi(Get(p.annotations, kAnnotationAllocTime), &t)) {
-      t = std::numeric_limits<int64_t>::max();
-    }
+    // Only an explicit NEURON_ALLOCATED=false is a choice still waiting for Allocate.
+    if (Get(p.annotations, assignment::kAnnotationAllocated) != "false") continue;
+    absl::StatusOr<assignment::Assignment> a = assignment::Parse(p.annotations);
+    if (!a.ok() || a->kind != kind) continue;
+    if (static_cast<int>(a->ids.size()) != size) continue;
+    // A choice without a time sorts last.
+    const int64_t t = a->chosen_at_ns.value_or(std::numeric_limits<int64_t>::max());
     if (!best || t < best_time) {
-      best = *ids;
+      best = std::move(a->ids);
       best_time = t;
     }
   }
@@ -81,7 +76,8 @@ absl::Status Handshake::Reconcile() {
     if (s.ok()) {
       absl::MutexLock lock(&mu_);
       ++patches_;
-      spdlog::info("pod annotated pod={}/{} ids={}", p.ns, p.name, Get(p.set, kAnnotationIds));
+      spdlog::info("pod annotated pod={}/{} ids={}", p.ns, p.name,
+                   Get(p.set, assignment::kAnnotationIds));
     } else {
       spdlog::warn("pod annotation failed pod={}/{} error=\"{}\"", p.ns, p.name,
                    std::string(s.message()));
@@ -96,7 +92,7 @@ int Handshake::patches_applied() const {
   return patches_;
 }
 
-std::optional<std::vector<int>> Handshake::HintFor(ResourceKind kind, int size) {
+std::optional<std::vector<int>> Handshake::HintFor(assignment::ResourceKind kind, int size) {
   absl::StatusOr<std::vector<PodAnnotations>> pods = pods_.ListNodePods();
   if (!pods.ok()) {
     spdlog::warn("pod list for preferred allocation failed error=\"{}\"",

@@ -15,16 +15,12 @@
 
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
-#include "lib/deviceplugin/ids.h"
+#include "lib/assignment/annotations.h"
+#include "lib/assignment/ids.h"
 #include "lib/deviceplugin/plugin_server.h"
 #include "lib/deviceplugin/pod_resources.h"
 
 namespace neuron::deviceplugin {
-
-inline constexpr char kAnnotationIds[] = "AWS_NEURON_IDS";
-inline constexpr char kAnnotationType[] = "NEURON_RESOURCE_TYPE";
-inline constexpr char kAnnotationAllocated[] = "NEURON_ALLOCATED";
-inline constexpr char kAnnotationAllocTime[] = "NEURON_ALLOC_TIME";
 
 struct PodAnnotations {
   std::string ns, name;
@@ -55,7 +51,7 @@ std::vector<AnnotationPatch> PlanHandshake(const std::vector<PodHoldings>& held,
 // NEURON_ALLOCATED=false, NEURON_RESOURCE_TYPE of `kind` and `size` parseable IDs; the oldest
 // NEURON_ALLOC_TIME wins. nullopt if none.
 std::optional<std::vector<int>> PendingChoice(const std::vector<PodAnnotations>& pods,
-                                              ResourceKind kind, int size);
+                                              assignment::ResourceKind kind, int size);
 
 class Handshake final : public AllocationHints {
  public:
@@ -68,7 +64,7 @@ class Handshake final : public AllocationHints {
   absl::Status Reconcile();
   int patches_applied() const;
 
-  std::optional<std::vector<int>> HintFor(ResourceKind kind, int size) override;
+  std::optional<std::vector<int>> HintFor(assignment::ResourceKind kind, int size) override;
 
  private:
   PodDirectory& pods_;

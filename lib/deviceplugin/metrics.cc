@@ -39,7 +39,7 @@ class DevicesCollector final : public prometheus::Collectable {
       for (const AdvertisedDevice& d : allocator->Devices(source->Snapshot())) {
         ++(d.healthy ? healthy : unhealthy);
       }
-      const std::string resource = ResourceName(kind);
+      const std::string resource = assignment::ResourceName(kind);
       devices.Add({{"resource", resource}, {"health", "Healthy"}}, healthy);
       devices.Add({{"resource", resource}, {"health", "Unhealthy"}}, unhealthy);
     }
@@ -50,7 +50,7 @@ class DevicesCollector final : public prometheus::Collectable {
 
  private:
   mutable absl::Mutex mu_;
-  std::map<ResourceKind, std::pair<const Allocator*, const DeviceSource*>> watched_
+  std::map<assignment::ResourceKind, std::pair<const Allocator*, const DeviceSource*>> watched_
       ABSL_GUARDED_BY(mu_);
 };
 
@@ -81,20 +81,21 @@ struct PluginMetrics::Impl {
               "kubelet is not watching this resource).")
           .Register(*registry);
 
-  prometheus::Counter& Allocations(ResourceKind kind, bool ok) {
-    return allocations.Add({{"resource", ResourceName(kind)}, {"result", Result(ok)}});
+  prometheus::Counter& Allocations(assignment::ResourceKind kind, bool ok) {
+    return allocations.Add({{"resource", assignment::ResourceName(kind)}, {"result", Result(ok)}});
   }
-  prometheus::Counter& Registrations(ResourceKind kind, bool ok) {
-    return registrations.Add({{"resource", ResourceName(kind)}, {"result", Result(ok)}});
+  prometheus::Counter& Registrations(assignment::ResourceKind kind, bool ok) {
+    return registrations.Add(
+        {{"resource", assignment::ResourceName(kind)}, {"result", Result(ok)}});
   }
-  prometheus::Gauge& Streams(ResourceKind kind) {
-    return streams.Add({{"resource", ResourceName(kind)}});
+  prometheus::Gauge& Streams(assignment::ResourceKind kind) {
+    return streams.Add({{"resource", assignment::ResourceName(kind)}});
   }
 };
 
-PluginMetrics::PluginMetrics(const std::vector<ResourceKind>& resources)
+PluginMetrics::PluginMetrics(const std::vector<assignment::ResourceKind>& resources)
     : impl_(std::make_unique<Impl>()) {
-  for (ResourceKind kind : resources) {
+  for (assignment::ResourceKind kind : resources) {
     for (bool ok : {true, false}) {
       impl_->Allocations(kind, ok);
       impl_->Registrations(kind, ok);
@@ -105,17 +106,21 @@ PluginMetrics::PluginMetrics(const std::vector<ResourceKind>& resources)
 
 PluginMetrics::~PluginMetrics() = default;
 
-void PluginMetrics::AllocateDone(ResourceKind kind, bool ok) {
+void PluginMetrics::AllocateDone(assignment::ResourceKind kind, bool ok) {
   impl_->Allocations(kind, ok).Increment();
 }
 
-void PluginMetrics::RegisterDone(ResourceKind kind, bool ok) {
+void PluginMetrics::RegisterDone(assignment::ResourceKind kind, bool ok) {
   impl_->Registrations(kind, ok).Increment();
 }
 
-void PluginMetrics::StreamOpened(ResourceKind kind) { impl_->Streams(kind).Increment(); }
+void PluginMetrics::StreamOpened(assignment::ResourceKind kind) {
+  impl_->Streams(kind).Increment();
+}
 
-void PluginMetrics::StreamClosed(ResourceKind kind) { impl_->Streams(kind).Decrement(); }
+void PluginMetrics::StreamClosed(assignment::ResourceKind kind) {
+  impl_->Streams(kind).Decrement();
+}
 
 void PluginMetrics::WatchDevices(const Allocator& allocator, const DeviceSource& source) {
   impl_->devices->Watch(allocator, source);

@@ -11,9 +11,9 @@
 #include <memory>
 #include <vector>
 
+#include "lib/assignment/ids.h"
 #include "lib/deviceplugin/allocator.h"
 #include "lib/deviceplugin/device_source.h"
-#include "lib/deviceplugin/ids.h"
 #include "prometheus/collectable.h"
 
 namespace neuron::deviceplugin {
@@ -22,16 +22,16 @@ class PluginMetrics {
  public:
   // Every series of `resources` exists from the start (at 0), so rate() and alerts see the
   // first event.
-  explicit PluginMetrics(const std::vector<ResourceKind>& resources = {ResourceKind::kDevice,
-                                                                       ResourceKind::kCore});
+  explicit PluginMetrics(const std::vector<assignment::ResourceKind>& resources = {
+                             assignment::ResourceKind::kDevice, assignment::ResourceKind::kCore});
   ~PluginMetrics();
   PluginMetrics(const PluginMetrics&) = delete;
   PluginMetrics& operator=(const PluginMetrics&) = delete;
 
-  void AllocateDone(ResourceKind kind, bool ok);
-  void RegisterDone(ResourceKind kind, bool ok);
-  void StreamOpened(ResourceKind kind);
-  void StreamClosed(ResourceKind kind);
+  void AllocateDone(assignment::ResourceKind kind, bool ok);
+  void RegisterDone(assignment::ResourceKind kind, bool ok);
+  void StreamOpened(assignment::ResourceKind kind);
+  void StreamClosed(assignment::ResourceKind kind);
 
   // The devices gauge of `allocator`'s resource is allocator.Devices(source.Snapshot()) at each
   // scrape: the list ListAndWatch sends. Both must outlive every scrape.

@@ -28,10 +28,10 @@ PluginManager::PluginManager(std::vector<PluginServer*> servers, ManagerOptions 
     : servers_(std::move(servers)), opts_(std::move(opts)) {}
 
 void PluginManager::Reserve(Endpoint& e, const char* why) {
-  spdlog::info("re-serving resource={} reason={}", ResourceName(e.server->kind()), why);
+  spdlog::info("re-serving resource={} reason={}", assignment::ResourceName(e.server->kind()), why);
   if (absl::Status s = e.server->Start(); !s.ok()) {
-    spdlog::error("serve failed resource={} error=\"{}\"", ResourceName(e.server->kind()),
-                  std::string(s.message()));
+    spdlog::error("serve failed resource={} error=\"{}\"",
+                  assignment::ResourceName(e.server->kind()), std::string(s.message()));
   }
   e.registered = false;
   e.backoff.Reset();
@@ -127,7 +127,7 @@ absl::Status PluginManager::Run(absl::Notification& stop) {
         const absl::Duration delay = e.backoff.Next();
         e.next_attempt = absl::Now() + delay;
         spdlog::warn("registration failed resource={} retry_in={} error=\"{}\"",
-                     ResourceName(e.server->kind()), absl::FormatDuration(delay),
+                     assignment::ResourceName(e.server->kind()), absl::FormatDuration(delay),
                      std::string(s.message()));
       }
       wake = std::min(wake, e.next_attempt);

@@ -32,7 +32,7 @@ std::vector<std::string> ToVector(const Repeated& r) {
 // One open ListAndWatch stream in the streams gauge, for its lifetime.
 class StreamCount {
  public:
-  StreamCount(PluginMetrics* m, ResourceKind kind) : metrics_(m), kind_(kind) {
+  StreamCount(PluginMetrics* m, assignment::ResourceKind kind) : metrics_(m), kind_(kind) {
     if (metrics_ != nullptr) metrics_->StreamOpened(kind_);
   }
   ~StreamCount() {
@@ -43,7 +43,7 @@ class StreamCount {
 
  private:
   PluginMetrics* metrics_;
-  ResourceKind kind_;
+  assignment::ResourceKind kind_;
 };
 
 }  // namespace
@@ -72,7 +72,7 @@ struct PluginServer::Impl {
     if (held.empty()) return available;
     std::vector<std::string> out;
     for (const std::string& s : available) {
-      absl::StatusOr<int> id = ParseId(s);
+      absl::StatusOr<int> id = assignment::ParseId(s);
       const bool keep =
           !id.ok() || held.count(DeviceOf(allocator.kind(), *id, node)) == 0 ||
           std::find(must_include.begin(), must_include.end(), s) != must_include.end();
@@ -114,7 +114,7 @@ class DevicePluginService final : public v1beta1::DevicePlugin::Service {
 
   grpc::Status ListAndWatch(grpc::ServerContext* ctx, const v1beta1::Empty*,
                             grpc::ServerWriter<v1beta1::ListAndWatchResponse>* writer) override {
-    const std::string resource = ResourceName(impl_.allocator.kind());
+    const std::string resource = assignment::ResourceName(impl_.allocator.kind());
     StreamCount counted(impl_.metrics, impl_.allocator.kind());
     uint64_t sent_generation = 0;
     bool sent_any = false;
@@ -166,7 +166,7 @@ class DevicePluginService final : public v1beta1::DevicePlugin::Service {
         spdlog::info(
             "preferred allocation avoids silicon of the other resource resource={} "
             "available={} free={}",
-            ResourceName(impl_.allocator.kind()), all.size(), avail.size());
+            assignment::ResourceName(impl_.allocator.kind()), all.size(), avail.size());
         if (size == 0) {
           resp->add_container_responses();
           continue;
@@ -176,7 +176,8 @@ class DevicePluginService final : public v1beta1::DevicePlugin::Service {
           impl_.allocator.Preferred(node, avail, must, size, hint);
       if (!ids.ok()) {
         spdlog::warn("preferred allocation rejected resource={} error=\"{}\"",
-                     ResourceName(impl_.allocator.kind()), std::string(ids.status().message()));
+                     assignment::ResourceName(impl_.allocator.kind()),
+                     std::string(ids.status().message()));
         return ToGrpc(ids.status());
       }
       auto* out = resp->add_container_responses();
@@ -209,7 +210,7 @@ class DevicePluginService final : public v1beta1::DevicePlugin::Service {
       absl::StatusOr<ContainerAllocation> alloc = impl_.allocator.Allocate(node, ids);
       if (!alloc.ok()) {
         spdlog::warn("allocate rejected resource={} ids={} error=\"{}\"",
-                     ResourceName(impl_.allocator.kind()), absl::StrJoin(ids, ","),
+                     assignment::ResourceName(impl_.allocator.kind()), absl::StrJoin(ids, ","),
                      std::string(alloc.status().message()));
         return ToGrpc(alloc.status());
       }
@@ -220,7 +221,7 @@ class DevicePluginService final : public v1beta1::DevicePlugin::Service {
                                  : parsed.status();
         if (!claim.ok()) {
           spdlog::warn("allocate refused resource={} ids={} error=\"{}\"",
-                       ResourceName(impl_.allocator.kind()), absl::StrJoin(ids, ","),
+                       assignment::ResourceName(impl_.allocator.kind()), absl::StrJoin(ids, ","),
                        std::string(claim.message()));
           return ToGrpc(claim);
         }
@@ -234,7 +235,7 @@ class DevicePluginService final : public v1beta1::DevicePlugin::Service {
       }
       for (const auto& [k, v] : alloc->envs) (*out->mutable_envs())[k] = v;
       spdlog::info("allocated resource={} ids={} visible_cores={}",
-                   ResourceName(impl_.allocator.kind()), absl::StrJoin(ids, ","),
+                   assignment::ResourceName(impl_.allocator.kind()), absl::StrJoin(ids, ","),
                    alloc->envs["NEURON_RT_VISIBLE_CORES"]);
     }
     if (impl_.on_allocated) impl_.on_allocated();
@@ -279,7 +280,7 @@ absl::Status PluginServer::Start() {
   impl_->stopping = false;
   impl_->server = std::move(server);
   impl_->service = std::move(service);
-  spdlog::info("serving resource={} socket={}", ResourceName(kind()), socket_path_);
+  spdlog::info("serving resource={} socket={}", assignment::ResourceName(kind()), socket_path_);
   return absl::OkStatus();
 }
 
@@ -298,7 +299,7 @@ void PluginServer::Stop() {
   server.reset();
   service.reset();
   ::unlink(socket_path_.c_str());
-  spdlog::info("stopped resource={} socket={}", ResourceName(kind()), socket_path_);
+  spdlog::info("stopped resource={} socket={}", assignment::ResourceName(kind()), socket_path_);
 }
 
 bool PluginServer::running() const {
@@ -312,7 +313,7 @@ void PluginServer::NotifyChanged() {
 }
 
 absl::Status RegisterWithKubelet(const std::string& kubelet_socket, const std::string& endpoint,
-                                 ResourceKind kind, absl::Duration timeout) {
+                                 assignment::ResourceKind kind, absl::Duration timeout) {
   struct stat st {};
   if (::stat(kubelet_socket.c_str(), &st) != 0 || !S_ISSOCK(st.st_mode)) {
     return absl::UnavailableError(absl::StrCat("kubelet socket ", kubelet_socket, " is absent"));
@@ -322,7 +323,7 @@ absl::Status RegisterWithKubelet(const std::string& kubelet_socket, const std::s
   v1beta1::RegisterRequest req;
   req.set_version("v1beta1");
   req.set_endpoint(endpoint);
-  req.set_resource_name(ResourceName(kind));
+  req.set_resource_name(assignment::ResourceName(kind));
   req.mutable_options()->set_get_preferred_allocation_available(true);
   grpc::ClientContext ctx;
   ctx.set_deadline(absl::ToChronoTime(absl::Now() + timeout));
@@ -333,10 +334,10 @@ absl::Status RegisterWithKubelet(const std::string& kubelet_socket, const std::s
     const auto code = s.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED
                           ? absl::StatusCode::kUnavailable
                           : static_cast<absl::StatusCode>(s.error_code());
-    return absl::Status(code, absl::StrCat("register ", ResourceName(kind), " with ",
+    return absl::Status(code, absl::StrCat("register ", assignment::ResourceName(kind), " with ",
                                            kubelet_socket, ": ", s.error_message()));
   }
-  spdlog::info("registered resource={} endpoint={}", ResourceName(kind), endpoint);
+  spdlog::info("registered resource={} endpoint={}", assignment::ResourceName(kind), endpoint);
   return absl::OkStatus();
 }
 

@@ -28,7 +28,7 @@ class AllocationHints {
   virtual ~AllocationHints() = default;
   // IDs the extender chose for a pod bound to this node that still waits for `size` IDs of
   // `kind`; nullopt when there is none (or no API access).
-  virtual std::optional<std::vector<int>> HintFor(ResourceKind kind, int size) = 0;
+  virtual std::optional<std::vector<int>> HintFor(assignment::ResourceKind kind, int size) = 0;
 };
 
 class PluginServer {
@@ -58,7 +58,7 @@ class PluginServer {
 
   const std::string& socket_path() const { return socket_path_; }
   std::string endpoint() const;  // socket file name
-  ResourceKind kind() const { return allocator_.kind(); }
+  assignment::ResourceKind kind() const { return allocator_.kind(); }
 
   struct Impl;  // internal; public only for the .cc's service class
 
@@ -73,6 +73,7 @@ class PluginServer {
 // The kubelet dials the plugin back and calls GetDevicePluginOptions before answering, so the
 // plugin must already be serving. Unavailable when the kubelet is absent.
 absl::Status RegisterWithKubelet(const std::string& kubelet_socket, const std::string& endpoint,
-                                 ResourceKind kind, absl::Duration timeout = absl::Seconds(10));
+                                 assignment::ResourceKind kind,
+                                 absl::Duration timeout = absl::Seconds(10));
 
 }  // namespace neuron::deviceplugin

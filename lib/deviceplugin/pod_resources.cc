@@ -23,10 +23,11 @@ std::vector<PodHoldings> HoldingsFromList(const v1::ListPodResourcesResponse& re
     if (h == out.end()) h = out.insert(out.end(), PodHoldings{pod.namespace_(), pod.name(), {}});
     for (const v1::ContainerResources& c : pod.containers()) {
       for (const v1::ContainerDevices& d : c.devices()) {
-        std::optional<ResourceKind> kind = ParseResourceKind(d.resource_name());
+        std::optional<assignment::ResourceKind> kind =
+            assignment::ParseResourceKind(d.resource_name());
         if (!kind) continue;
         for (const std::string& id : d.device_ids()) {
-          absl::StatusOr<int> n = ParseId(id);
+          absl::StatusOr<int> n = assignment::ParseId(id);
           if (n.ok()) h->ids[*kind].push_back(*n);
         }
       }

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "lib/deviceplugin/ids.h"
+#include "lib/assignment/ids.h"
 #include "proto/podresources/v1/api.pb.h"
 
 namespace neuron::deviceplugin {
@@ -16,7 +16,7 @@ namespace neuron::deviceplugin {
 // What one pod holds on this node, from PodResources List (IDs unioned over containers).
 struct PodHoldings {
   std::string ns, name;
-  std::map<ResourceKind, std::vector<int>> ids;
+  std::map<assignment::ResourceKind, std::vector<int>> ids;
 };
 
 // PodResources v1 List on `socket` (unix path), converted to holdings of Neuron resources.

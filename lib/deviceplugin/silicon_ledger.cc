@@ -12,14 +12,15 @@
 namespace neuron::deviceplugin {
 namespace {
 
-ResourceKind Other(ResourceKind kind) {
-  return kind == ResourceKind::kDevice ? ResourceKind::kCore : ResourceKind::kDevice;
+assignment::ResourceKind Other(assignment::ResourceKind kind) {
+  return kind == assignment::ResourceKind::kDevice ? assignment::ResourceKind::kCore
+                                                   : assignment::ResourceKind::kDevice;
 }
 
 }  // namespace
 
-int DeviceOf(ResourceKind kind, int id, const NodeSnapshot& node) {
-  if (kind == ResourceKind::kDevice) return id;
+int DeviceOf(assignment::ResourceKind kind, int id, const NodeSnapshot& node) {
+  if (kind == assignment::ResourceKind::kDevice) return id;
   const int cpd = node.cores_per_device();
   return cpd > 0 ? id / cpd : -1;
 }
@@ -42,7 +43,7 @@ std::optional<std::vector<PodHoldings>> SiliconLedger::List() {
 
 void SiliconLedger::Prune(const std::optional<std::vector<PodHoldings>>& listed) {
   const absl::Time now = clock_.Now();
-  std::map<ResourceKind, std::set<int>> listed_ids;
+  std::map<assignment::ResourceKind, std::set<int>> listed_ids;
   if (listed) {
     for (const PodHoldings& pod : *listed) {
       for (const auto& [kind, ids] : pod.ids) listed_ids[kind].insert(ids.begin(), ids.end());
@@ -57,7 +58,7 @@ void SiliconLedger::Prune(const std::optional<std::vector<PodHoldings>>& listed)
 }
 
 std::map<int, std::string> SiliconLedger::Held(
-    ResourceKind through, const NodeSnapshot& node,
+    assignment::ResourceKind through, const NodeSnapshot& node,
     const std::optional<std::vector<PodHoldings>>& listed) const {
   std::map<int, std::string> out;
   if (listed) {
@@ -84,14 +85,15 @@ std::map<int, std::string> SiliconLedger::Held(
   return out;
 }
 
-std::map<int, std::string> SiliconLedger::HeldByOther(ResourceKind kind, const NodeSnapshot& node) {
+std::map<int, std::string> SiliconLedger::HeldByOther(assignment::ResourceKind kind,
+                                                      const NodeSnapshot& node) {
   const std::optional<std::vector<PodHoldings>> listed = List();
   absl::MutexLock lock(&mu_);
   Prune(listed);
   return Held(Other(kind), node, listed);
 }
 
-absl::Status SiliconLedger::Claim(ResourceKind kind, const NodeSnapshot& node,
+absl::Status SiliconLedger::Claim(assignment::ResourceKind kind, const NodeSnapshot& node,
                                   const std::vector<int>& ids) {
   const std::optional<std::vector<PodHoldings>> listed = List();
   absl::MutexLock lock(&mu_);
@@ -106,9 +108,9 @@ absl::Status SiliconLedger::Claim(ResourceKind kind, const NodeSnapshot& node,
   if (!clash.empty()) {
     std::vector<std::string> parts;
     for (const auto& [d, on] : clash) {
-      parts.push_back(absl::StrCat("device ", d, " (", ResourceName(kind), " IDs ",
+      parts.push_back(absl::StrCat("device ", d, " (", assignment::ResourceName(kind), " IDs ",
                                    absl::StrJoin(on, ","), ") is held through ",
-                                   ResourceName(Other(kind)), " by ", held.at(d)));
+                                   assignment::ResourceName(Other(kind)), " by ", held.at(d)));
     }
     return absl::FailedPreconditionError(absl::StrCat(
         absl::StrJoin(parts, "; "), ": refusing to hand the same silicon to a second pod"));

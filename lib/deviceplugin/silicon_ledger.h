@@ -22,9 +22,9 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "lib/assignment/ids.h"
 #include "lib/base/clock.h"
 #include "lib/deviceplugin/device_source.h"
-#include "lib/deviceplugin/ids.h"
 #include "lib/deviceplugin/pod_resources.h"
 
 namespace neuron::deviceplugin {
@@ -39,19 +39,20 @@ class SiliconLedger {
 
   // Devices held through the resource other than `kind`, each with a description of its holder
   // ("pod ml/train", or a recent Allocate not yet listed by the kubelet).
-  std::map<int, std::string> HeldByOther(ResourceKind kind, const NodeSnapshot& node);
+  std::map<int, std::string> HeldByOther(assignment::ResourceKind kind, const NodeSnapshot& node);
 
   // Allocate's gate. FailedPrecondition, naming the holder, when `ids` of `kind` touch a device
   // held through the other resource; otherwise records them as a recent Allocate. Check and
   // record are atomic, so two concurrent Allocates of the two resources cannot both pass.
-  absl::Status Claim(ResourceKind kind, const NodeSnapshot& node, const std::vector<int>& ids);
+  absl::Status Claim(assignment::ResourceKind kind, const NodeSnapshot& node,
+                     const std::vector<int>& ids);
 
   // Recent Allocates still remembered (tests).
   int recent_count() const;
 
  private:
   struct Recent {
-    ResourceKind kind;
+    assignment::ResourceKind kind;
     std::vector<int> ids;
     absl::Time at;
   };
@@ -61,7 +62,7 @@ class SiliconLedger {
   // Drops expired entries and entries the kubelet now lists.
   void Prune(const std::optional<std::vector<PodHoldings>>& listed)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  std::map<int, std::string> Held(ResourceKind through, const NodeSnapshot& node,
+  std::map<int, std::string> Held(assignment::ResourceKind through, const NodeSnapshot& node,
                                   const std::optional<std::vector<PodHoldings>>& listed) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
@@ -73,6 +74,6 @@ class SiliconLedger {
 };
 
 // The device an ID of `kind` lies on (-1 when cores_per_device is unknown).
-int DeviceOf(ResourceKind kind, int id, const NodeSnapshot& node);
+int DeviceOf(assignment::ResourceKind kind, int id, const NodeSnapshot& node);
 
 }  // namespace neuron::deviceplugin

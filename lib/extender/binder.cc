@@ -4,7 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include "absl/strings/str_cat.h"
-#include "lib/deviceplugin/handshake.h"
+#include "lib/assignment/annotations.h"
 #include "lib/k8s/errors.h"
 #include "lib/k8s/resource.h"
 
@@ -17,12 +17,9 @@ BindOutcome Outcome(absl::Status s, const char* label, Choice c = {}) {
   return BindOutcome{std::move(s), label, std::move(c)};
 }
 
-// The extender's half of the handshake with the device plugin (lib/deviceplugin/handshake.h).
+// The extender's half of the handshake with the device plugin: the choice, not yet allocated.
 json HandshakeAnnotations(const Choice& choice, absl::Time now) {
-  return {{deviceplugin::kAnnotationIds, deviceplugin::FormatIdList(choice.ids)},
-          {deviceplugin::kAnnotationType, deviceplugin::ShortName(choice.kind)},
-          {deviceplugin::kAnnotationAllocated, "false"},
-          {deviceplugin::kAnnotationAllocTime, std::to_string(absl::ToUnixNanos(now))}};
+  return assignment::Format({choice.kind, choice.ids, false, absl::ToUnixNanos(now)});
 }
 
 }  // namespace
@@ -105,7 +102,7 @@ BindOutcome Binder::Bind(const BindingArgs& args) {
     return Outcome(s, k8s::IsConflict(s) ? "conflict" : "error");
   }
   spdlog::info("pod bound pod={} node={} kind={} ids={}", pod->Key(), args.node,
-               deviceplugin::ShortName(choice.kind), deviceplugin::FormatRanges(choice.ids));
+               assignment::ShortName(choice.kind), assignment::FormatRanges(choice.ids));
   return Outcome(absl::OkStatus(), "ok", std::move(choice));
 }
 

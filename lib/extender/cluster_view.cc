@@ -148,19 +148,13 @@ PodHoldings HoldingsFor(const PodInfo& p) {
     out.pending = p.request;
     return out;
   }
-  std::optional<ResourceKind> annotated;
-  absl::StatusOr<std::vector<int>> ids = absl::InvalidArgumentError("none");
-  if (p.has_ids) {
-    annotated = deviceplugin::ParseResourceKind(p.type);
-    ids = deviceplugin::ParseIdList(p.ids);
-  }
   for (auto [kind, count] : {std::pair{ResourceKind::kDevice, p.request.devices},
                              std::pair{ResourceKind::kCore, p.request.cores}}) {
     if (count <= 0) continue;
     Holding h{out.key, p.uid, kind, {}, count, false};
-    if (annotated == kind && ids.ok() && !ids->empty()) {
-      h.ids = *ids;
-      h.count = static_cast<int64_t>(ids->size());
+    if (p.assignment && p.assignment->kind == kind && !p.assignment->ids.empty()) {
+      h.ids = p.assignment->ids;
+      h.count = static_cast<int64_t>(h.ids.size());
       h.known = true;
     }
     out.holdings.push_back(std::move(h));
@@ -366,7 +360,7 @@ absl::StatusOr<Choice> ClusterView::ChooseAndReserve(const std::string& node, co
                                             : topology::ChooseCores(t, st->free_cores, count);
   if (!ids) {
     return absl::FailedPreconditionError(absl::StrCat(
-        "no valid set of ", count, " ", deviceplugin::ShortName(kind), " IDs is free on ", node));
+        "no valid set of ", count, " ", assignment::ShortName(kind), " IDs is free on ", node));
   }
   Choice c{kind, std::move(*ids)};
   reservations_[id] = Reservation{node, pod.Key(), c, now + ttl};
@@ -392,7 +386,7 @@ std::optional<nlohmann::json> ClusterView::DebugNode(const std::string& node) co
     for (size_t i = 0; i < v.size(); ++i) {
       if (v[i]) out.push_back(static_cast<int>(i));
     }
-    return deviceplugin::FormatRanges(out);
+    return assignment::FormatRanges(out);
   };
   nlohmann::json j = {{"name", node}, {"source", st->info.source}};
   if (st->info.shape) {
@@ -411,8 +405,8 @@ std::optional<nlohmann::json> ClusterView::DebugNode(const std::string& node) co
   nlohmann::json holders = nlohmann::json::array();
   for (const Holding& h : st->holdings) {
     holders.push_back({{"pod", h.pod},
-                       {"kind", deviceplugin::ShortName(h.kind)},
-                       {"ids", h.known ? deviceplugin::FormatRanges(h.ids) : "unknown"},
+                       {"kind", assignment::ShortName(h.kind)},
+                       {"ids", h.known ? assignment::FormatRanges(h.ids) : "unknown"},
                        {"count", h.count}});
   }
   j["holders"] = std::move(holders);

@@ -25,15 +25,15 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "lib/assignment/ids.h"
 #include "lib/base/clock.h"
-#include "lib/deviceplugin/ids.h"
 #include "lib/extender/node.h"
 #include "lib/extender/pod.h"
 #include "nlohmann/json.hpp"
 
 namespace neuron::extender {
 
-using deviceplugin::ResourceKind;
+using assignment::ResourceKind;
 
 // What one pod holds (of one kind) on one node.
 struct Holding {

@@ -7,7 +7,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "lib/deviceplugin/ids.h"
+#include "lib/assignment/ids.h"
 #include "lib/extender/json_access.h"
 
 namespace neuron::extender {
@@ -106,10 +106,10 @@ NodeInfo ParseNode(const json& node) {
   const json* status = Member(node, "status");
   const json* alloc = status ? Member(*status, "allocatable") : nullptr;
   const json* cap = status ? Member(*status, "capacity") : nullptr;
-  info.alloc_devices = Count(alloc, deviceplugin::kNeuronResource);
-  info.alloc_cores = Count(alloc, deviceplugin::kNeuronCoreResource);
-  const int64_t cap_devices = Count(cap ? cap : alloc, deviceplugin::kNeuronResource);
-  const int64_t cap_cores = Count(cap ? cap : alloc, deviceplugin::kNeuronCoreResource);
+  info.alloc_devices = Count(alloc, assignment::kNeuronResource);
+  info.alloc_cores = Count(alloc, assignment::kNeuronCoreResource);
+  const int64_t cap_devices = Count(cap ? cap : alloc, assignment::kNeuronResource);
+  const int64_t cap_cores = Count(cap ? cap : alloc, assignment::kNeuronCoreResource);
 
   const std::string nfd = kNfdPrefix;
   const topology::Shape* shape = nullptr;
@@ -170,8 +170,8 @@ NodeInfo ParseNode(const json& node) {
 
 const JsonKeep& NodeFields() {
   static const JsonKeep* keep = [] {
-    const JsonKeep ours = JsonKeep::Of(
-        {{deviceplugin::kNeuronResource, {}}, {deviceplugin::kNeuronCoreResource, {}}});
+    const JsonKeep ours =
+        JsonKeep::Of({{assignment::kNeuronResource, {}}, {assignment::kNeuronCoreResource, {}}});
     JsonKeep labels = JsonKeep::Of(
         {{kInstanceTypeLabel}, {kInstanceTypeBetaLabel}, JsonKeep::Member::Prefix(kNfdPrefix)});
     auto* k = new JsonKeep(JsonKeep::Of({
@@ -212,7 +212,7 @@ void TrimNode(json& node) {
       // Keep the list even when it has none of ours: ParseNode reads a missing capacity as
       // "use allocatable", an empty one as zero (found by extender_codec_fuzz).
       s[list] = json::object();
-      for (const char* r : {deviceplugin::kNeuronResource, deviceplugin::kNeuronCoreResource}) {
+      for (const char* r : {assignment::kNeuronResource, assignment::kNeuronCoreResource}) {
         if (const json* q = Member(*l, r)) s[list][r] = *q;
       }
     }

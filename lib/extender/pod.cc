@@ -5,8 +5,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "lib/deviceplugin/handshake.h"
-#include "lib/deviceplugin/ids.h"
+#include "lib/assignment/ids.h"
 #include "lib/extender/json_access.h"
 
 namespace neuron::extender {
@@ -28,8 +27,8 @@ absl::StatusOr<NeuronRequest> ContainerRequest(const json& c, const std::string&
       return absl::InvalidArgumentError(where + ".resources requests/limits is not an object");
     }
   }
-  for (auto [name, field] : {std::pair{deviceplugin::kNeuronResource, &out.devices},
-                             std::pair{deviceplugin::kNeuronCoreResource, &out.cores}}) {
+  for (auto [name, field] : {std::pair{assignment::kNeuronResource, &out.devices},
+                             std::pair{assignment::kNeuronCoreResource, &out.cores}}) {
     const json* q = req ? Member(*req, name) : nullptr;
     if (!q && lim) q = Member(*lim, name);
     if (!q) continue;
@@ -129,12 +128,14 @@ absl::StatusOr<PodInfo> ParsePod(const json& pod) {
     p.name = StringMember(*md, "name");
     p.uid = StringMember(*md, "uid");
     if (const json* ann = Member(*md, "annotations"); ann && ann->is_object()) {
-      if (const json* v = Member(*ann, deviceplugin::kAnnotationIds); v && v->is_string()) {
-        p.has_ids = true;
-        p.ids = v->get<std::string>();
+      assignment::Annotations handshake;
+      for (const char* k : {assignment::kAnnotationIds, assignment::kAnnotationType,
+                            assignment::kAnnotationAllocated}) {
+        if (const json* v = Member(*ann, k); v && v->is_string()) handshake[k] = *v;
       }
-      p.type = StringMember(*ann, deviceplugin::kAnnotationType);
-      p.allocated = StringMember(*ann, deviceplugin::kAnnotationAllocated);
+      if (absl::StatusOr<assignment::Assignment> a = assignment::Parse(handshake); a.ok()) {
+        p.assignment = *std::move(a);
+      }
     }
   }
   if (p.ns.empty()) p.ns = "default";
@@ -157,9 +158,9 @@ const JsonKeep& PodFields() {
                        {"namespace", {}},
                        {"uid", {}},
                        {"resourceVersion", {}},
-                       {"annotations", JsonKeep::Of({{deviceplugin::kAnnotationIds, {}},
-                                                     {deviceplugin::kAnnotationType, {}},
-                                                     {deviceplugin::kAnnotationAllocated, {}}})}})},
+                       {"annotations", JsonKeep::Of({{assignment::kAnnotationIds, {}},
+                                                     {assignment::kAnnotationType, {}},
+                                                     {assignment::kAnnotationAllocated, {}}})}})},
         {"spec", JsonKeep::Of({{"nodeName", {}},
                                {"containers", JsonKeep::EachItem(container)},
                                {"initContainers", JsonKeep::EachItem(container)}})},
@@ -180,8 +181,8 @@ void TrimPod(json& pod) {
     }
     if (const json* ann = Member(*md, "annotations"); ann && ann->is_object()) {
       json a = json::object();
-      for (const char* k : {deviceplugin::kAnnotationIds, deviceplugin::kAnnotationType,
-                            deviceplugin::kAnnotationAllocated}) {
+      for (const char* k : {assignment::kAnnotationIds, assignment::kAnnotationType,
+                            assignment::kAnnotationAllocated}) {
         if (const json* v = Member(*ann, k)) a[k] = *v;
       }
       if (!a.empty()) m["annotations"] = std::move(a);

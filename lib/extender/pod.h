@@ -8,15 +8,17 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "lib/assignment/annotations.h"
 #include "lib/base/json_prune.h"
 #include "nlohmann/json.hpp"
 
 namespace neuron::extender {
 
-// Larger per-pod counts are refused as absurd (no node has more IDs; see deviceplugin kMaxId).
+// Larger per-pod counts are refused as absurd (no node has more IDs; see assignment::kMaxId).
 inline constexpr int64_t kMaxRequest = 4096;
 
 struct NeuronRequest {
@@ -29,10 +31,9 @@ struct NeuronRequest {
 struct PodInfo {
   std::string ns{}, name{}, uid{}, node_name{}, phase{};
   NeuronRequest request{};
-  bool has_ids = false;   // AWS_NEURON_IDS present
-  std::string ids;        // AWS_NEURON_IDS as written
-  std::string type;       // NEURON_RESOURCE_TYPE
-  std::string allocated;  // NEURON_ALLOCATED
+  // What the handshake annotations say; nullopt when absent or malformed (the pod then holds
+  // IDs we do not know).
+  std::optional<assignment::Assignment> assignment{};
   std::string Key() const { return ns + "/" + name; }
   // Succeeded/Failed pods hold nothing.
   bool Terminated() const { return phase == "Succeeded" || phase == "Failed"; }

@@ -24,8 +24,8 @@ std::vector<std::string> AllIds(const Allocator& a, const NodeSnapshot& n) {
 
 TEST_CASE("Devices advertises one ID per device or logical core", "[allocator]") {
   const NodeSnapshot trn1 = SnapshotForShape(*topology::FindShape("trn1.32xlarge"));
-  Allocator dev(ResourceKind::kDevice);
-  Allocator core(ResourceKind::kCore);
+  Allocator dev(assignment::ResourceKind::kDevice);
+  Allocator core(assignment::ResourceKind::kCore);
   CHECK(dev.Devices(trn1).size() == 16);
   CHECK(core.Devices(trn1).size() == 32);
   CHECK(core.Devices(trn1)[31].numa_node == trn1.devices[15].numa_node);
@@ -41,7 +41,7 @@ TEST_CASE("Devices advertises one ID per device or logical core", "[allocator]")
 
 TEST_CASE("Allocate returns device nodes and container-relative cores", "[allocator]") {
   const NodeSnapshot trn1 = SnapshotForShape(*topology::FindShape("trn1.32xlarge"));
-  Allocator core(ResourceKind::kCore);
+  Allocator core(assignment::ResourceKind::kCore);
   auto a = core.Allocate(trn1, Strs({5, 6}));  // core 5 on device 2, core 6 on device 3
   REQUIRE(a.ok());
   REQUIRE(a->devices.size() == 2);
@@ -53,12 +53,12 @@ TEST_CASE("Allocate returns device nodes and container-relative cores", "[alloca
   CHECK(a->envs.at("NEURON_RT_VISIBLE_CORES") == "1-2");
   CHECK(a->envs.at("AWS_NEURON_VISIBLE_DEVICES") == "2,3");
 
-  Allocator host_core(ResourceKind::kCore, {"/", CoreNumbering::kHost});
+  Allocator host_core(assignment::ResourceKind::kCore, {"/", CoreNumbering::kHost});
   a = host_core.Allocate(trn1, Strs({5, 6}));
   REQUIRE(a.ok());
   CHECK(a->envs.at("NEURON_RT_VISIBLE_CORES") == "5-6");
 
-  Allocator dev(ResourceKind::kDevice);
+  Allocator dev(assignment::ResourceKind::kDevice);
   a = dev.Allocate(trn1, Strs({8, 9, 10, 11}));
   REQUIRE(a.ok());
   CHECK(a->devices.size() == 4);
@@ -67,10 +67,10 @@ TEST_CASE("Allocate returns device nodes and container-relative cores", "[alloca
 
 TEST_CASE("host_path is the host's /dev/neuronN, or the emulated stand-in", "[allocator]") {
   const NodeSnapshot inf2 = SnapshotForShape(*topology::FindShape("inf2.48xlarge"));
-  auto a = Allocator(ResourceKind::kDevice).Allocate(inf2, Strs({7}));
+  auto a = Allocator(assignment::ResourceKind::kDevice).Allocate(inf2, Strs({7}));
   REQUIRE(a.ok());
   CHECK(a->devices[0].host_path == "/dev/neuron7");  // resolved on the host by the runtime
-  Allocator emu(ResourceKind::kDevice, {"/dev/null", CoreNumbering::kContainer});
+  Allocator emu(assignment::ResourceKind::kDevice, {"/dev/null", CoreNumbering::kContainer});
   a = emu.Allocate(inf2, Strs({6, 7}));
   REQUIRE(a.ok());
   REQUIRE(a->devices.size() == 2);
@@ -81,7 +81,7 @@ TEST_CASE("host_path is the host's /dev/neuronN, or the emulated stand-in", "[al
 TEST_CASE("Allocate rejects bad requests with clear errors", "[allocator]") {
   NodeSnapshot inf2 = SnapshotForShape(*topology::FindShape("inf2.24xlarge"));  // 6 devices
   inf2.devices[2].healthy = false;
-  Allocator dev(ResourceKind::kDevice);
+  Allocator dev(assignment::ResourceKind::kDevice);
   auto empty = dev.Allocate(inf2, {});
   CHECK(absl::IsInvalidArgument(empty.status()));
   CHECK(std::string(empty.status().message()).find("empty") != std::string::npos);
@@ -102,7 +102,7 @@ TEST_CASE("Allocate rejects bad requests with clear errors", "[allocator]") {
 
 TEST_CASE("Preferred follows the topology best fit and must_include", "[allocator]") {
   const NodeSnapshot trn1 = SnapshotForShape(*topology::FindShape("trn1.32xlarge"));
-  Allocator dev(ResourceKind::kDevice);
+  Allocator dev(assignment::ResourceKind::kDevice);
   const auto all = AllIds(dev, trn1);
   auto p = dev.Preferred(trn1, all, {}, 4);
   REQUIRE(p.ok());
@@ -117,7 +117,7 @@ TEST_CASE("Preferred follows the topology best fit and must_include", "[allocato
 
 TEST_CASE("Preferred uses the extender's choice when it still fits", "[allocator]") {
   const NodeSnapshot trn1 = SnapshotForShape(*topology::FindShape("trn1.32xlarge"));
-  Allocator core(ResourceKind::kCore);
+  Allocator core(assignment::ResourceKind::kCore);
   const auto all = AllIds(core, trn1);
   auto p = core.Preferred(trn1, all, {}, 2, std::vector<int>{7, 6});
   REQUIRE(p.ok());
@@ -131,7 +131,7 @@ TEST_CASE("Preferred uses the extender's choice when it still fits", "[allocator
 
 TEST_CASE("Preferred rejects bad requests", "[allocator]") {
   const NodeSnapshot inf2 = SnapshotForShape(*topology::FindShape("inf2.48xlarge"));
-  Allocator dev(ResourceKind::kDevice);
+  Allocator dev(assignment::ResourceKind::kDevice);
   CHECK(absl::IsInvalidArgument(dev.Preferred(inf2, Strs({0, 1}), {}, 3).status()));
   CHECK(absl::IsInvalidArgument(dev.Preferred(inf2, Strs({0, 1}), {}, 0).status()));
   CHECK(absl::IsInvalidArgument(dev.Preferred(inf2, Strs({0, 99}), {}, 1).status()));
@@ -143,7 +143,8 @@ TEST_CASE("Preferred and Allocate agree on every shape", "[allocator]") {
   for (const topology::Shape& shape : topology::AllShapes()) {
     INFO(shape.instance_type);
     const NodeSnapshot node = SnapshotForShape(shape);
-    for (ResourceKind kind : {ResourceKind::kDevice, ResourceKind::kCore}) {
+    for (assignment::ResourceKind kind :
+         {assignment::ResourceKind::kDevice, assignment::ResourceKind::kCore}) {
       Allocator a(kind);
       const auto all = AllIds(a, node);
       for (int size : {1, 2, static_cast<int>(all.size())}) {

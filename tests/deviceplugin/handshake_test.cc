@@ -31,27 +31,29 @@ PodAnnotations Bound(const std::string& name, const std::string& ids, const std:
                      const std::string& time) {
   return {"ml",
           name,
-          {{kAnnotationIds, ids},
-           {kAnnotationType, type},
-           {kAnnotationAllocated, "false"},
-           {kAnnotationAllocTime, time},
+          {{assignment::kAnnotationIds, ids},
+           {assignment::kAnnotationType, type},
+           {assignment::kAnnotationAllocated, "false"},
+           {assignment::kAnnotationAllocTime, time},
            {"team", "infra"}}};
 }
 
 TEST_CASE("PlanHandshake patches only what differs", "[handshake]") {
   std::vector<PodAnnotations> pods = {Bound("a", "0,1", "neuroncore", "10"),
                                       Bound("b", "4", "neuron", "20")};
-  std::vector<PodHoldings> held = {{"ml", "a", {{ResourceKind::kCore, {3, 2}}}},
-                                   {"ml", "b", {{ResourceKind::kDevice, {4}}}},
-                                   {"ml", "ghost", {{ResourceKind::kDevice, {1}}}}};
+  std::vector<PodHoldings> held = {{"ml", "a", {{assignment::ResourceKind::kCore, {3, 2}}}},
+                                   {"ml", "b", {{assignment::ResourceKind::kDevice, {4}}}},
+                                   {"ml", "ghost", {{assignment::ResourceKind::kDevice, {1}}}}};
   auto plan = PlanHandshake(held, pods);
   REQUIRE(plan.size() == 2);
   CHECK(plan[0].name == "a");
-  CHECK(plan[0].set == std::map<std::string, std::string>{{kAnnotationIds, "2,3"},
-                                                          {kAnnotationAllocated, "true"}});
-  CHECK(plan[1].set == std::map<std::string, std::string>{{kAnnotationAllocated, "true"}});
+  CHECK(plan[0].set ==
+        std::map<std::string, std::string>{{assignment::kAnnotationIds, "2,3"},
+                                           {assignment::kAnnotationAllocated, "true"}});
+  CHECK(plan[1].set ==
+        std::map<std::string, std::string>{{assignment::kAnnotationAllocated, "true"}});
   // Already in agreement: nothing to do.
-  pods[1].annotations[kAnnotationAllocated] = "true";
+  pods[1].annotations[assignment::kAnnotationAllocated] = "true";
   CHECK(PlanHandshake({held[1]}, pods).empty());
 }
 
@@ -60,10 +62,10 @@ TEST_CASE("PendingChoice picks the oldest matching pod", "[handshake]") {
       Bound("new", "4,5", "neuroncore", "200"), Bound("old", "6,7", "neuroncore", "100"),
       Bound("dev", "1,2", "neuron", "50"), Bound("junk", "x", "neuroncore", "1")};
   pods.push_back(Bound("done", "0,1", "neuroncore", "10"));
-  pods.back().annotations[kAnnotationAllocated] = "true";
-  CHECK(PendingChoice(pods, ResourceKind::kCore, 2) == std::vector<int>{6, 7});
-  CHECK(PendingChoice(pods, ResourceKind::kDevice, 2) == std::vector<int>{1, 2});
-  CHECK_FALSE(PendingChoice(pods, ResourceKind::kCore, 3).has_value());
+  pods.back().annotations[assignment::kAnnotationAllocated] = "true";
+  CHECK(PendingChoice(pods, assignment::ResourceKind::kCore, 2) == std::vector<int>{6, 7});
+  CHECK(PendingChoice(pods, assignment::ResourceKind::kDevice, 2) == std::vector<int>{1, 2});
+  CHECK_FALSE(PendingChoice(pods, assignment::ResourceKind::kCore, 3).has_value());
 }
 
 // The kubelet reports a device an init container handed on to an app container under both; the
@@ -90,11 +92,11 @@ TEST_CASE("HoldingsFromList unions IDs over containers without duplicates", "[ha
 
   std::vector<PodHoldings> held = HoldingsFromList(resp);
   REQUIRE(held.size() == 1);
-  CHECK(held[0].ids.at(ResourceKind::kDevice) == std::vector<int>{0, 1, 3});
+  CHECK(held[0].ids.at(assignment::ResourceKind::kDevice) == std::vector<int>{0, 1, 3});
   auto plan = PlanHandshake(held, {Bound("train", "", "neuron", "1")});
   REQUIRE(plan.size() == 1);
-  CHECK(plan[0].set.at(kAnnotationIds) == "0,1,3");
-  CHECK(ParseIdList(plan[0].set.at(kAnnotationIds)).ok());
+  CHECK(plan[0].set.at(assignment::kAnnotationIds) == "0,1,3");
+  CHECK(assignment::ParseIdList(plan[0].set.at(assignment::kAnnotationIds)).ok());
 }
 
 TEST_CASE("Handshake pass over a real PodResources socket", "[handshake][integration]") {
@@ -118,18 +120,19 @@ TEST_CASE("Handshake pass over a real PodResources socket", "[handshake][integra
   auto held = ListPodHoldings(kubelet.pod_resources_socket());
   REQUIRE(held.ok());
   REQUIRE(held->size() == 1);
-  CHECK(held->at(0).ids.at(ResourceKind::kCore) == std::vector<int>{8, 9});
+  CHECK(held->at(0).ids.at(assignment::ResourceKind::kCore) == std::vector<int>{8, 9});
 
   RecordingPods pods;
   pods.pods = {Bound("train", "8,9", "neuroncore", "5")};
   const std::string socket = kubelet.pod_resources_socket();
   Handshake hs(pods, [socket] { return ListPodHoldings(socket); });
-  CHECK(hs.HintFor(ResourceKind::kCore, 2) == std::vector<int>{8, 9});
+  CHECK(hs.HintFor(assignment::ResourceKind::kCore, 2) == std::vector<int>{8, 9});
   REQUIRE(hs.Reconcile().ok());
   REQUIRE(pods.patches.size() == 1);
-  CHECK(pods.patches[0].set == std::map<std::string, std::string>{{kAnnotationAllocated, "true"}});
-  CHECK(pods.pods[0].annotations.at("team") == "infra");        // other keys untouched
-  CHECK_FALSE(hs.HintFor(ResourceKind::kCore, 2).has_value());  // no longer pending
+  CHECK(pods.patches[0].set ==
+        std::map<std::string, std::string>{{assignment::kAnnotationAllocated, "true"}});
+  CHECK(pods.pods[0].annotations.at("team") == "infra");                    // other keys untouched
+  CHECK_FALSE(hs.HintFor(assignment::ResourceKind::kCore, 2).has_value());  // no longer pending
   REQUIRE(hs.Reconcile().ok());
   CHECK(hs.patches_applied() == 1);  // idempotent
   CHECK(kubelet.pod_resources_list_calls() == 3);

@@ -64,8 +64,8 @@ TEST_CASE("Fault injection and recovery reach ListAndWatch", "[integration]") {
   fakes::FakeKubelet kubelet;
   REQUIRE(kubelet.Start().ok());
   // As the binary in emulated mode: the host's /dev/null stands in for every /dev/neuronN.
-  Allocator dev_alloc(ResourceKind::kDevice, {"/dev/null", CoreNumbering::kContainer});
-  Allocator core_alloc(ResourceKind::kCore, {"/dev/null", CoreNumbering::kContainer});
+  Allocator dev_alloc(assignment::ResourceKind::kDevice, {"/dev/null", CoreNumbering::kContainer});
+  Allocator core_alloc(assignment::ResourceKind::kCore, {"/dev/null", CoreNumbering::kContainer});
   PluginServer dev(dev_alloc, source, nullptr, kubelet.dir() + "/aws-neuron.sock");
   PluginServer core(core_alloc, source, nullptr, kubelet.dir() + "/aws-neuroncore.sock");
   source.Subscribe([&] {
@@ -124,7 +124,7 @@ TEST_CASE("Faults reach ListAndWatch through the health fast path", "[integratio
   InventorySource source(*node.watcher);
   fakes::FakeKubelet kubelet;
   REQUIRE(kubelet.Start().ok());
-  Allocator dev_alloc(ResourceKind::kDevice, {node.root, CoreNumbering::kContainer});
+  Allocator dev_alloc(assignment::ResourceKind::kDevice, {node.root, CoreNumbering::kContainer});
   PluginServer dev(dev_alloc, source, nullptr, kubelet.dir() + "/aws-neuron.sock");
   source.Subscribe([&] { dev.NotifyChanged(); });
   ManagerOptions mo;

@@ -67,8 +67,8 @@ class MetricsHarness {
  public:
   MetricsHarness(fakes::FakeKubelet& kubelet, const NodeSnapshot& snap)
       : source_(snap),
-        dev_alloc_(ResourceKind::kDevice),
-        core_alloc_(ResourceKind::kCore),
+        dev_alloc_(assignment::ResourceKind::kDevice),
+        core_alloc_(assignment::ResourceKind::kCore),
         dev_(dev_alloc_, source_, nullptr, kubelet.dir() + "/aws-neuron.sock"),
         core_(core_alloc_, source_, nullptr, kubelet.dir() + "/aws-neuroncore.sock"),
         manager_({&dev_, &core_}, Options(kubelet.dir(), &metrics_)) {
@@ -284,14 +284,14 @@ TEST_CASE("/metrics counts failed registrations while the kubelet is absent", "[
 }
 
 TEST_CASE("PluginMetrics has series only for the resources it serves", "[integration]") {
-  PluginMetrics m({ResourceKind::kDevice});
+  PluginMetrics m({assignment::ResourceKind::kDevice});
   const std::string text = metrics::Expose(m.sources());
   CHECK(Sample(text, "neuron_deviceplugin_allocations_total", Res(kNeuron, "result", "ok")) == 0);
   CHECK(text.find(kCore) == std::string::npos);
   CHECK(text.find("neuron_deviceplugin_devices") == std::string::npos);  // nothing watched yet
-  m.StreamOpened(ResourceKind::kDevice);
-  m.StreamOpened(ResourceKind::kDevice);
-  m.StreamClosed(ResourceKind::kDevice);
+  m.StreamOpened(assignment::ResourceKind::kDevice);
+  m.StreamOpened(assignment::ResourceKind::kDevice);
+  m.StreamClosed(assignment::ResourceKind::kDevice);
   CHECK(Sample(metrics::Expose(m.sources()), "neuron_deviceplugin_list_and_watch_streams",
                {{"resource", kNeuron}}) == 1);
   CHECK(neuron::testing::PromtoolCheck(text).ok());

@@ -37,8 +37,8 @@ class Plugin {
       : source_(snap),
         ledger_([socket = kubelet.pod_resources_socket()] { return ListPodHoldings(socket); },
                 clock),
-        dev_alloc_(ResourceKind::kDevice, aopts),
-        core_alloc_(ResourceKind::kCore, aopts),
+        dev_alloc_(assignment::ResourceKind::kDevice, aopts),
+        core_alloc_(assignment::ResourceKind::kCore, aopts),
         dev_(dev_alloc_, source_, nullptr, kubelet.dir() + "/aws-neuron.sock", {}, &ledger_),
         core_(core_alloc_, source_, nullptr, kubelet.dir() + "/aws-neuroncore.sock", {}, &ledger_),
         manager_({&dev_, &core_}, Options(kubelet.dir())) {

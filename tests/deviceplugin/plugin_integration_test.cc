@@ -28,8 +28,8 @@ class PluginHarness {
  public:
   PluginHarness(fakes::FakeKubelet& kubelet, const NodeSnapshot& snap)
       : source_(snap),
-        dev_alloc_(ResourceKind::kDevice),
-        core_alloc_(ResourceKind::kCore),
+        dev_alloc_(assignment::ResourceKind::kDevice),
+        core_alloc_(assignment::ResourceKind::kCore),
         dev_(dev_alloc_, source_, nullptr, kubelet.dir() + "/aws-neuron.sock"),
         core_(core_alloc_, source_, nullptr, kubelet.dir() + "/aws-neuroncore.sock"),
         manager_({&dev_, &core_}, Options(kubelet.dir())) {

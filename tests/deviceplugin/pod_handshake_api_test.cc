@@ -45,12 +45,9 @@ std::string PodPath(const std::string& ns, const std::string& name) {
 }
 
 json Extender(const std::string& ids, const std::string& type, const std::string& time) {
-  return {{kAnnotationIds, ids},
-          {kAnnotationType, type},
-          {kAnnotationAllocated, "false"},
-          {kAnnotationAllocTime, time},
-          {"k8s.ovn.org/pod-networks", kOvn},
-          {"team", "infra"}};
+  return {{assignment::kAnnotationIds, ids},           {assignment::kAnnotationType, type},
+          {assignment::kAnnotationAllocated, "false"}, {assignment::kAnnotationAllocTime, time},
+          {"k8s.ovn.org/pod-networks", kOvn},          {"team", "infra"}};
 }
 
 class Api {
@@ -178,7 +175,7 @@ TEST_CASE("Pod directories over HTTP list only this node's pods", "[api][integra
   for (const auto& p : *pods) {
     if (p.name == "a") {
       CHECK(p.annotations.at("k8s.ovn.org/pod-networks") == kOvn);
-      CHECK(p.annotations.at(kAnnotationIds) == "0,1");
+      CHECK(p.annotations.at(assignment::kAnnotationIds) == "0,1");
     } else {
       CHECK(p.annotations.empty());
     }
@@ -192,7 +189,7 @@ TEST_CASE("Extender annotations in the API feed GetPreferredAllocation", "[api][
   api.CreatePod("ml", "old", kNode, Extender("6,7", "neuroncore", "100"));
   api.CreatePod("ml", "new", kNode, Extender("2,3", "neuroncore", "200"));
   json done = Extender("0,1", "neuroncore", "50");
-  done[kAnnotationAllocated] = "true";
+  done[assignment::kAnnotationAllocated] = "true";
   api.CreatePod("ml", "done", kNode, done);
   // Older than all of ours, but bound to another node: never a hint here.
   api.CreatePod("ml", "elsewhere", "node-b", Extender("4,5", "neuroncore", "1"));
@@ -209,14 +206,18 @@ TEST_CASE("Extender annotations in the API feed GetPreferredAllocation", "[api][
   const topology::Shape* shape = topology::FindShape("trn1.32xlarge");
   REQUIRE(shape != nullptr);
   testing::FakeDeviceSource source(testing::SnapshotForShape(*shape));
-  Allocator dev_alloc(ResourceKind::kDevice), core_alloc(ResourceKind::kCore);
+  Allocator dev_alloc(assignment::ResourceKind::kDevice),
+      core_alloc(assignment::ResourceKind::kCore);
   PluginServer dev(dev_alloc, source, &hs, kubelet.dir() + "/aws-neuron.sock");
   PluginServer core(core_alloc, source, &hs, kubelet.dir() + "/aws-neuroncore.sock");
   REQUIRE(dev.Start().ok());
   REQUIRE(core.Start().ok());
-  REQUIRE(
-      RegisterWithKubelet(kubelet.kubelet_socket(), dev.endpoint(), ResourceKind::kDevice).ok());
-  REQUIRE(RegisterWithKubelet(kubelet.kubelet_socket(), core.endpoint(), ResourceKind::kCore).ok());
+  REQUIRE(RegisterWithKubelet(kubelet.kubelet_socket(), dev.endpoint(),
+                              assignment::ResourceKind::kDevice)
+              .ok());
+  REQUIRE(RegisterWithKubelet(kubelet.kubelet_socket(), core.endpoint(),
+                              assignment::ResourceKind::kCore)
+              .ok());
 
   auto preferred = [&](const std::string& resource, int total, int size) {
     v1beta1::PreferredAllocationRequest req;
@@ -235,7 +236,7 @@ TEST_CASE("Extender annotations in the API feed GetPreferredAllocation", "[api][
   // The oldest pod gets its devices (the handshake marks it): the next hint is the newer pod's.
   SetHoldings(kubelet, "ml", "old", "aws.amazon.com/neuroncore", {"6", "7"});
   REQUIRE(hs.Reconcile().ok());
-  CHECK(api.Annotations("ml", "old")[kAnnotationAllocated] == "true");
+  CHECK(api.Annotations("ml", "old")[assignment::kAnnotationAllocated] == "true");
   REQUIRE(dir.Settle({"ml/old"}));
   CHECK(preferred("aws.amazon.com/neuroncore", 32, 2) == std::vector<std::string>{"2", "3"});
   dev.Stop();
@@ -267,8 +268,8 @@ TEST_CASE("The handshake patches only our annotation keys over HTTP", "[api][int
 
   const json after = api.server.Get(PodPath("ml", "train"));
   json want = before["metadata"]["annotations"];
-  want[kAnnotationIds] = "8,9";
-  want[kAnnotationAllocated] = "true";
+  want[assignment::kAnnotationIds] = "8,9";
+  want[assignment::kAnnotationAllocated] = "true";
   CHECK(after["metadata"]["annotations"] == want);
   CHECK(after["metadata"]["annotations"]["k8s.ovn.org/pod-networks"].get<std::string>() == kOvn);
   CHECK(after["metadata"]["labels"] == before["metadata"]["labels"]);
@@ -297,7 +298,7 @@ TEST_CASE("Injected API errors are retried or reported", "[api][integration]") {
   SetHoldings(kubelet, "ml", "train", "aws.amazon.com/neuroncore", {"8", "9"});
   const std::string socket = kubelet.pod_resources_socket();
   Handshake hs(dir.get(), [socket] { return ListPodHoldings(socket); });
-  auto allocated = [&] { return api.Annotations("ml", "train")[kAnnotationAllocated]; };
+  auto allocated = [&] { return api.Annotations("ml", "train")[assignment::kAnnotationAllocated]; };
 
   SECTION("409 on the patch is retried") {
     api.server.InjectError("PATCH", "/pods/train", 409, 2);
@@ -331,12 +332,12 @@ TEST_CASE("Injected API errors are retried or reported", "[api][integration]") {
     const size_t gets = api.server.RequestCount("GET", "/pods");
     if (dir.cached() != nullptr) {
       // The cache answers without the API.
-      CHECK(hs.HintFor(ResourceKind::kCore, 2) == std::vector<int>{8, 9});
+      CHECK(hs.HintFor(assignment::ResourceKind::kCore, 2) == std::vector<int>{8, 9});
       CHECK(api.server.RequestCount("GET", "/pods") == gets);
     } else {
-      CHECK_FALSE(hs.HintFor(ResourceKind::kCore, 2).has_value());
+      CHECK_FALSE(hs.HintFor(assignment::ResourceKind::kCore, 2).has_value());
       CHECK(api.server.RequestCount("GET", "/pods") == gets + 3);
-      CHECK(hs.HintFor(ResourceKind::kCore, 2) == std::vector<int>{8, 9});
+      CHECK(hs.HintFor(assignment::ResourceKind::kCore, 2) == std::vector<int>{8, 9});
     }
   }
 }
@@ -350,23 +351,24 @@ TEST_CASE("The pod cache follows the API and keeps only what it needs", "[api][i
   const std::string socket = kubelet.pod_resources_socket();
   Handshake hs(cache, [socket] { return ListPodHoldings(socket); });
   CHECK(cache.store().size() == 0);
-  CHECK_FALSE(hs.HintFor(ResourceKind::kCore, 2).has_value());
+  CHECK_FALSE(hs.HintFor(assignment::ResourceKind::kCore, 2).has_value());
 
   // Bound first, annotated by the extender afterwards (as a bind would race).
   api.CreatePod("ml", "elsewhere", "node-b", Extender("0,1", "neuroncore", "1"));
   api.CreatePod("ml", "train", kNode, nullptr);
   REQUIRE(Eventually([&] { return cache.store().Get("ml/train") != nullptr; }, kWait));
-  CHECK_FALSE(hs.HintFor(ResourceKind::kCore, 2).has_value());
+  CHECK_FALSE(hs.HintFor(assignment::ResourceKind::kCore, 2).has_value());
   json patch = {{"metadata", {{"annotations", Extender("10,11", "neuroncore", "7")}}}};
   REQUIRE(
       api.client->Patch(k8s::resources::kPods, "ml", "train", k8s::PatchType::kMerge, patch).ok());
-  REQUIRE(Eventually([&] { return hs.HintFor(ResourceKind::kCore, 2).has_value(); }, kWait));
-  CHECK(hs.HintFor(ResourceKind::kCore, 2) == std::vector<int>{10, 11});
+  REQUIRE(Eventually([&] { return hs.HintFor(assignment::ResourceKind::kCore, 2).has_value(); },
+                     kWait));
+  CHECK(hs.HintFor(assignment::ResourceKind::kCore, 2) == std::vector<int>{10, 11});
   CHECK(cache.store().Get("ml/elsewhere") == nullptr);  // field selector: other nodes never seen
 
   // Hints are cache reads: no requests to the API.
   const size_t requests = api.server.RequestCount("", "/pods");
-  for (int i = 0; i < 20; ++i) CHECK(hs.HintFor(ResourceKind::kCore, 2).has_value());
+  for (int i = 0; i < 20; ++i) CHECK(hs.HintFor(assignment::ResourceKind::kCore, 2).has_value());
   CHECK(api.server.RequestCount("", "/pods") == requests);
 
   // The cached object is trimmed.
@@ -386,19 +388,19 @@ TEST_CASE("The pod cache follows the API and keeps only what it needs", "[api][i
 
   // A relist after compaction (410 on the open watch) keeps the cache right.
   api.server.Compact(true);
-  json patch2 = {{"metadata", {{"annotations", {{kAnnotationIds, "12,13"}}}}}};
+  json patch2 = {{"metadata", {{"annotations", {{assignment::kAnnotationIds, "12,13"}}}}}};
   REQUIRE(
       api.client->Patch(k8s::resources::kPods, "ml", "train", k8s::PatchType::kMerge, patch2).ok());
   REQUIRE(Eventually(
       [&] {
-        return hs.HintFor(ResourceKind::kCore, 2) == std::vector<int>{12, 13};
+        return hs.HintFor(assignment::ResourceKind::kCore, 2) == std::vector<int>{12, 13};
       },
       kWait));
 
   // Deleted: gone from the cache, no hint.
   REQUIRE(api.client->Delete(k8s::resources::kPods, "ml", "train").ok());
   REQUIRE(Eventually([&] { return cache.store().size() == 0; }, kWait));
-  CHECK_FALSE(hs.HintFor(ResourceKind::kCore, 2).has_value());
+  CHECK_FALSE(hs.HintFor(assignment::ResourceKind::kCore, 2).has_value());
 }
 
 TEST_CASE("An unsynced pod cache lists from the API", "[api][integration]") {

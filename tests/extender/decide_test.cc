@@ -242,7 +242,7 @@ TEST_CASE("reservations: idempotent, disjoint, released by the watch, expiring",
   for (int id : c2->ids) CHECK(all.insert(id).second);
   CHECK(v.reservation_count() == 2);
   // The watch shows p1's annotation: reservation gone, IDs still taken.
-  v.UpsertPod(Pod("p1", kDev, 4, "t", deviceplugin::FormatIdList(c1->ids)));
+  v.UpsertPod(Pod("p1", kDev, 4, "t", assignment::FormatIdList(c1->ids)));
   CHECK(v.reservation_count() == 1);
   CHECK(FreeDevices(v, "t") == 8);
   clock.Advance(absl::Seconds(31));

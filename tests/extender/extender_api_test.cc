@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "catch2/catch.hpp"
-#include "lib/deviceplugin/ids.h"
+#include "lib/assignment/ids.h"
 #include "lib/extender/app.h"
 #include "lib/k8s/resource.h"
 #include "lib/k8s/rest_client.h"
@@ -207,7 +207,7 @@ TEST_CASE("50 concurrent binds on one node never overlap; neuron and neuroncore 
     REQUIRE(results[i].status == 200);
     CHECK(json::parse(results[i].body)["Error"] == "");
     json ann = c.GetPod("ml", "w" + std::to_string(i))["metadata"]["annotations"];
-    auto ids = deviceplugin::ParseIdList(ann["AWS_NEURON_IDS"].get<std::string>());
+    auto ids = assignment::ParseIdList(ann["AWS_NEURON_IDS"].get<std::string>());
     REQUIRE(ids.ok());
     CHECK(ids->size() == 2);
     for (int id : *ids) {
@@ -231,9 +231,9 @@ TEST_CASE("neuron and neuroncore pods never share a device", "[extender][api]") 
   const int port = app->port();
   CHECK(Post(port, "/bind", BindArgs("ml", "cores", "n"))["Error"] == "");
   CHECK(Post(port, "/bind", BindArgs("ml", "devs", "n"))["Error"] == "");
-  auto core_ids = deviceplugin::ParseIdList(
+  auto core_ids = assignment::ParseIdList(
       c.GetPod("ml", "cores")["metadata"]["annotations"]["AWS_NEURON_IDS"].get<std::string>());
-  auto dev_ids = deviceplugin::ParseIdList(
+  auto dev_ids = assignment::ParseIdList(
       c.GetPod("ml", "devs")["metadata"]["annotations"]["AWS_NEURON_IDS"].get<std::string>());
   REQUIRE(core_ids.ok());
   REQUIRE(dev_ids.ok());

@@ -86,8 +86,9 @@ TEST_CASE("TrimPod keeps what ParsePod reads", "[extender][pod]") {
   auto after = ParsePod(pod);
   REQUIRE(after.ok());
   CHECK(after->request == before->request);
-  CHECK(after->ids == "0,1");
-  CHECK(after->type == "neuron");
+  REQUIRE(after->assignment.has_value());
+  CHECK(after->assignment->ids == std::vector<int>{0, 1});
+  CHECK(after->assignment->kind == assignment::ResourceKind::kDevice);
   CHECK(after->node_name == "n1");
   CHECK(after->phase == "Running");
   CHECK_FALSE(pod["metadata"]["annotations"].contains("other"));

@@ -1,4 +1,4 @@
-// File: lib/deviceplugin/ids.h
+// File: lib/assignment/ids.h
 // Device-plugin IDs and the two Neuron resources. Every ID the plugin advertises is a decimal
 // index: "N" is /dev/neuronN for aws.amazon.com/neuron, and logical NeuronCore N (on device
 // N / cores_per_device) for aws.amazon.com/neuroncore. The extender writes the same indices into
@@ -12,7 +12,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 
-namespace neuron::deviceplugin {
+namespace neuron::assignment {
 
 enum class ResourceKind { kDevice, kCore };
 
@@ -45,4 +45,4 @@ std::string FormatIdList(const std::vector<int>& ids);
 // Sorted, runs collapsed: {0,1,2,3,6} -> "0-3,6"; {5} -> "5". Input need not be sorted.
 std::string FormatRanges(std::vector<int> ids);
 
-}  // namespace neuron::deviceplugin
+}  // namespace neuron::assignment

@@ -1,9 +1,9 @@
-// File: tests/deviceplugin/ids_test.cc
-#include "lib/deviceplugin/ids.h"
+// File: tests/assignment/ids_test.cc
+#include "lib/assignment/ids.h"
 
 #include "catch2/catch.hpp"
 
-namespace neuron::deviceplugin {
+namespace neuron::assignment {
 namespace {
 
 TEST_CASE("ParseIdList accepts lists and ranges in order", "[ids]") {
@@ -47,4 +47,4 @@ TEST_CASE("Resource names and lists", "[ids]") {
 }
 
 }  // namespace
-}  // namespace neuron::deviceplugin
+}  // namespace neuron::assignment

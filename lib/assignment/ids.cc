@@ -1,5 +1,5 @@
-// File: lib/deviceplugin/ids.cc
-#include "lib/deviceplugin/ids.h"
+// File: lib/assignment/ids.cc
+#include "lib/assignment/ids.h"
 
 #include <algorithm>
 #include <set>
@@ -9,7 +9,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 
-namespace neuron::deviceplugin {
+namespace neuron::assignment {
 
 std::string ResourceName(ResourceKind kind) {
   return kind == ResourceKind::kDevice ? kNeuronResource : kNeuronCoreResource;
@@ -112,4 +112,4 @@ std::string FormatRanges(std::vector<int> ids) {
   return out;
 }
 
-}  // namespace neuron::deviceplugin
+}  // namespace neuron::assignment

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # One OCI image per binary, without a container daemon: build/images/<binary>/ is an OCI image
-# layout (push it with `skopeo copy oci:build/images/neuron-operator:TAG docker://REGISTRY/...`).
+# layout whose index names the image by TAG alone (push it with
+# `skopeo copy oci:build/images/neuron-operator:TAG docker://REGISTRY/neuron-operator:TAG`).
 # With docker available, `make docker-build` builds the same images from images/Dockerfile.
 #   scripts/build-images.sh [TAG]     (default: dev; binaries from build/bin)
 set -euo pipefail
@@ -15,7 +16,7 @@ for bin in neuron-operator neuron-scheduler-extender neuron-node-agent neuron-de
     *) user=65532:65532 ;;
   esac
   bash scripts/image-rootfs.sh "$BIN_DIR/$bin" "$OUT/rootfs/$bin" >/dev/null
-  python3 scripts/oci-image.py "$OUT/rootfs/$bin" "$OUT/$bin" --tag "$bin:$TAG" --user "$user" \
+  python3 scripts/oci-image.py "$OUT/rootfs/$bin" "$OUT/$bin" --tag "$TAG" --user "$user" \
     --label "org.opencontainers.image.title=$bin" \
     --label "org.opencontainers.image.source=https://github.com/awslabs/neuron-k8s"
 done

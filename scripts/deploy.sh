@@ -102,14 +102,29 @@ delete_device_configs() {
 }
 
 # The base's NodeFeatureRule needs Node Feature Discovery; say so before applying half a stack.
+# Asks for NFD's CRD itself: API discovery (`kubectl api-resources`) can come back empty for a
+# few seconds after any CRD changes, and even `get crd` needs discovery to resolve "crd". So only
+# the server's NotFound is taken as an answer; any other failure is asked again (5 tries, ~8 s).
 check_nfd() {
   local group=nfd.k8s-sigs.io
   [ "${OVERLAY:-}" = openshift ] && group=nfd.openshift.io
-  if ! "$KUBECTL" api-resources --api-group="$group" -o name 2>/dev/null | grep -q '^nodefeaturerules'; then
-    echo "deploy: $group NodeFeatureRule is not served: install Node Feature Discovery first" \
-      "(README, Install)" >&2
-    exit 1
-  fi
+  local crd=nodefeaturerules.$group err="" try
+  for try in 1 2 3 4 5; do
+    if err=$("$KUBECTL" get crd "$crd" -o name 2>&1 >/dev/null); then
+      # Served once established (a CRD created a moment ago may not be yet).
+      "$KUBECTL" wait --for condition=established --timeout=30s "crd/$crd" >/dev/null
+      return
+    fi
+    if [[ $err == *"(NotFound)"* ]]; then
+      echo "deploy: $group NodeFeatureRule is not served (no CRD $crd): install Node Feature" \
+        "Discovery first (README, Install)" >&2
+      exit 1
+    fi
+    if [ "$try" -lt 5 ]; then sleep 2; fi
+  done
+  echo "deploy: cannot tell whether $group NodeFeatureRule is served: \`kubectl get crd $crd\`" \
+    "failed 5 times, last with: $err" >&2
+  exit 1
 }
 
 manifests() {

@@ -2,11 +2,14 @@
 """Packs an image root filesystem (scripts/image-rootfs.sh) into an OCI image layout directory,
 with no container daemon and nothing but Python's standard library. The layout loads with
 `skopeo copy oci:DIR:TAG docker://REGISTRY/IMAGE:TAG` or `podman load -i` (after `tar -C DIR`).
+index.json names the image by its tag alone (org.opencontainers.image.ref.name = "dev"), as the
+image-spec's layout convention has it: skopeo's oci:DIR:REF looks REF up in exactly that
+annotation, so "neuron-operator:dev" there made `oci:DIR:dev` fail ("no descriptor found").
 
 The layer is reproducible: entries sorted, owned by root, mtime 0, gzip without a timestamp, so
 the same tree gives the same digests.
 
-  scripts/oci-image.py ROOTFS OUT_DIR --tag neuron-operator:dev --user 65532:65532
+  scripts/oci-image.py ROOTFS OUT_DIR --tag dev --user 65532:65532
 """
 import argparse
 import gzip
@@ -14,8 +17,22 @@ import hashlib
 import io
 import json
 import os
+import re
 import sys
 import tarfile
+
+# The OCI distribution spec's tag grammar.
+TAG = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]{0,127}")
+
+
+def tag_of(ref):
+    """The tag of "dev", "name:dev" or "registry:5000/name:dev" ("latest" when it has none)."""
+    ref = ref.split("@", 1)[0]  # a digest is not a tag
+    last = ref.rsplit("/", 1)[-1]
+    tag = last.rsplit(":", 1)[1] if ":" in last else ("latest" if "/" in ref else last)
+    if not TAG.fullmatch(tag):
+        sys.exit(f"oci-image: {ref!r} has no valid tag ({TAG.pattern})")
+    return tag
 
 
 def layer_tar(rootfs):
@@ -52,12 +69,14 @@ def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("rootfs")
     p.add_argument("out")
-    p.add_argument("--tag", required=True, help="name:tag recorded in index.json")
+    p.add_argument("--tag", required=True,
+                   help="the tag recorded in index.json; of an image reference (name:tag), its tag")
     p.add_argument("--user", default="65532:65532", help="uid:gid the container runs as")
     p.add_argument("--entrypoint", default="/usr/local/bin/entrypoint",
                    help='"" for a data-only image (an OLM bundle)')
     p.add_argument("--label", action="append", default=[], help="key=value (repeatable)")
     args = p.parse_args()
+    tag = tag_of(args.tag)
     if args.entrypoint and not os.path.isfile(os.path.join(args.rootfs, args.entrypoint.lstrip("/"))):
         sys.exit(f"oci-image: {args.rootfs} has no {args.entrypoint} (run scripts/image-rootfs.sh)")
 
@@ -97,13 +116,13 @@ def main():
         "mediaType": "application/vnd.oci.image.index.v1+json",
         "manifests": [{"mediaType": "application/vnd.oci.image.manifest.v1+json",
                        "digest": manifest_digest, "size": manifest_size,
-                       "annotations": {"org.opencontainers.image.ref.name": args.tag}}],
+                       "annotations": {"org.opencontainers.image.ref.name": tag}}],
     }
     with open(os.path.join(args.out, "index.json"), "w") as f:
         json.dump(index, f, sort_keys=True)
     with open(os.path.join(args.out, "oci-layout"), "w") as f:
         json.dump({"imageLayoutVersion": "1.0.0"}, f)
-    print(f"oci-image: {args.tag} -> {args.out} (layer {layer_size // 1024} KiB gzip, "
+    print(f"oci-image: {tag} -> {args.out} (layer {layer_size // 1024} KiB gzip, "
           f"{manifest_digest})")
 
 

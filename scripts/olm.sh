@@ -49,10 +49,13 @@ case ${1:-} in
       labels=()
       while read -r label; do labels+=(--label "$label"); done \
         < <(sed -n 's/^LABEL //p' build/bundle/bundle.Dockerfile)
+      # The layout's index names the image by BUNDLE_IMG's tag alone (scripts/oci-image.py).
+      ref=${BUNDLE_IMG%@*} tag=latest
+      if [[ ${ref##*/} == *:* ]]; then tag=${ref##*:}; fi
       python3 scripts/oci-image.py build/olm/bundle-rootfs build/images/bundle \
-        --tag "$BUNDLE_IMG" --entrypoint "" --user 65532:65532 "${labels[@]}"
+        --tag "$tag" --entrypoint "" --user 65532:65532 "${labels[@]}"
       echo "olm: $CONTAINER_TOOL unavailable; bundle image $BUNDLE_IMG is the OCI layout" \
-        "build/images/bundle (skopeo copy oci:build/images/bundle:$BUNDLE_IMG docker://...)"
+        "build/images/bundle (skopeo copy oci:build/images/bundle:$tag docker://$BUNDLE_IMG)"
     fi
     ;;
   index)

@@ -4,22 +4,27 @@
 // this list with server-side apply, and `neuron-operator render` prints it.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "lib/k8s/resource.h"
 #include "lib/operator/device_config.h"
+#include "lib/operator/kube_version.h"
 #include "nlohmann/json.hpp"
 
 namespace neuron::op {
 
-// Optional APIs the cluster serves (from discovery). Nothing here is required on plain
-// Kubernetes: what is missing is reported as a condition, and its objects are left out.
+// Optional APIs the cluster serves (from discovery), and its version. Nothing here is required
+// on plain Kubernetes: what is missing is reported as a condition, and its objects are left out.
 struct ClusterApis {
   bool kmm = true;                            // kmm.sigs.x-k8s.io/v1beta1 modules
   std::string nfd_group = "nfd.k8s-sigs.io";  // or "nfd.openshift.io"; "" = NFD not served
   bool service_monitor = false;               // monitoring.coreos.com/v1 servicemonitors
   bool dra = false;                           // resource.k8s.io/v1 (DRA) served
+  // The API server's version (GET /version); unset where unknown (render, without a cluster).
+  // The default kube-scheduler image follows it.
+  std::optional<KubeVersion> server_version;
 };
 
 // Operator-wide settings that are not in the spec.
@@ -27,6 +32,8 @@ struct OperatorSettings {
   std::string ns = "aws-neuron-operator";  // OPERATOR_NAMESPACE
   std::string field_manager = "neuron-operator";
   std::string default_node_agent_image = "neuron-node-agent:dev";  // images/, make images
+  // The second kube-scheduler when neither spec.customSchedulerImage nor the API server's
+  // version (ClusterApis::server_version) says which.
   std::string kube_scheduler_image = "registry.k8s.io/kube-scheduler:v1.32.3";
 };
 

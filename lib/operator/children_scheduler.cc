@@ -55,6 +55,15 @@ std::string SchedulerConfig(const DeviceConfig& dc) {
       "        ignoredByScheduler: false\n");
 }
 
+// The spec's image, else the upstream kube-scheduler of the API server's own version: the skew
+// policy allows no scheduler newer than the API server, and a matching one is the supported case.
+std::string KubeSchedulerImageOf(const DeviceConfig& dc, const ClusterApis& apis,
+                                 const OperatorSettings& s) {
+  if (!dc.spec.custom_scheduler_image.empty()) return dc.spec.custom_scheduler_image;
+  if (apis.server_version) return KubeSchedulerImage(*apis.server_version);
+  return s.kube_scheduler_image;
+}
+
 json RestrictedPodSecurity() {
   return {{"runAsNonRoot", true},
           {"runAsUser", 65532},
@@ -179,8 +188,7 @@ void AddKubeScheduler(const DeviceConfig& dc, const ClusterApis& apis, const Ope
   liveness["initialDelaySeconds"] = 15;
   json container = {
       {"name", "kube-scheduler"},
-      {"image", dc.spec.custom_scheduler_image.empty() ? s.kube_scheduler_image
-                                                       : dc.spec.custom_scheduler_image},
+      {"image", KubeSchedulerImageOf(dc, apis, s)},
       {"command", std::move(command)},
       {"livenessProbe", std::move(liveness)},
       {"readinessProbe", probe("/readyz")},

@@ -242,10 +242,14 @@ std::vector<FieldError> ValidateDeviceConfig(const DeviceConfig& dc) {
                       "cannot be set together with devicePluginImage, customSchedulerImage or "
                       "schedulerExtensionImage (DRA replaces the device plugin and scheduler)"});
   }
-  if (trio != 0 && trio != 3) {
+  // customSchedulerImage may be left out (the operator then runs the API server's version),
+  // but configures nothing without the extender it calls.
+  const bool plugin = !s.device_plugin_image.empty();
+  const bool extender = !s.scheduler_extension_image.empty();
+  if (plugin != extender || (!s.custom_scheduler_image.empty() && !extender)) {
     errors.push_back({"spec.devicePluginImage",
-                      "devicePluginImage, customSchedulerImage and schedulerExtensionImage are "
-                      "set together or not at all"});
+                      "devicePluginImage and schedulerExtensionImage are set together or not at "
+                      "all, customSchedulerImage only with them"});
   }
 
   if (!IsLabelValue(s.driver_version)) {

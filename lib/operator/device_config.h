@@ -92,8 +92,10 @@ inline constexpr size_t kMaxNameLength = 36;
 //    schedulerExtensionImage (the seed's README). v1beta1 (and no apiVersion): nodeMetricsImage
 //    (the seed's CRD). Either version: driversImage when driverMode is kmm, and
 //    devicePluginImage unless draDriverImage is set (something must advertise the devices).
-//  - The CEL rules: draDriverImage excludes the three plugin/scheduler images; those three are
-//    set together or not at all. "" counts as unset, as in the CRD's rules.
+//  - The CEL rules: draDriverImage excludes the three plugin/scheduler images;
+//    devicePluginImage and schedulerExtensionImage are set together or not at all, and
+//    customSchedulerImage (optional: the operator defaults it) only with them. "" counts as
+//    unset, as in the CRD's rules.
 //  - Every image set has no whitespace; in kmm mode driversImage ends in a tag.
 //  - driverVersion (optional) is a label value; selector keys and values are label syntax;
 //    imageRepoSecret.name is a Secret name; driverMode is kmm or preinstalled.

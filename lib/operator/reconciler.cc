@@ -96,7 +96,37 @@ absl::StatusOr<ClusterApis> Reconciler::DiscoverApis() {
   NEURON_ASSIGN_OR_RETURN(apis.service_monitor,
                           discovery_.IsServed("monitoring.coreos.com", "v1", "servicemonitors"));
   NEURON_ASSIGN_OR_RETURN(apis.dra, discovery_.IsServed("resource.k8s.io", "v1", "deviceclasses"));
+  NEURON_ASSIGN_OR_RETURN(apis.server_version, ServerVersion());
   return apis;
+}
+
+absl::StatusOr<std::optional<KubeVersion>> Reconciler::ServerVersion() {
+  std::lock_guard<std::mutex> lock(version_mu_);
+  const absl::Time now = clock_.Now();
+  if (now - server_version_at_ < kServerVersionMaxAge) return server_version_;
+  absl::StatusOr<json> got = client_.GetPath("/version");
+  if (!got.ok()) {
+    if (server_version_at_ == absl::InfinitePast()) return got.status();
+    spdlog::warn("apiserver version unavailable, keeping version={} error=\"{}\"",
+                 server_version_ ? server_version_->ToString() : "unknown",
+                 std::string(got.status().message()));
+    return server_version_;
+  }
+  std::string git_version;
+  if (got->is_object()) {
+    auto it = got->find("gitVersion");
+    if (it != got->end() && it->is_string()) git_version = it->get<std::string>();
+  }
+  std::optional<KubeVersion> parsed = ParseKubeVersion(git_version);
+  if (!parsed) {
+    spdlog::warn("apiserver gitVersion unreadable git_version=\"{}\": kube-scheduler image {}",
+                 git_version, settings_.kube_scheduler_image);
+  } else if (parsed != server_version_) {
+    spdlog::info("apiserver version={} git_version={}", parsed->ToString(), git_version);
+  }
+  server_version_ = parsed;
+  server_version_at_ = now;
+  return server_version_;
 }
 
 absl::StatusOr<ReconcileResult> Reconciler::Reconcile(const std::string& ns,

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <functional>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -18,6 +19,7 @@
 #include "lib/k8s/events.h"
 #include "lib/k8s/rest_client.h"
 #include "lib/operator/children.h"
+#include "lib/operator/kube_version.h"
 #include "lib/operator/upgrade.h"
 #include "nlohmann/json.hpp"
 
@@ -47,14 +49,23 @@ class Reconciler {
   absl::StatusOr<ReconcileResult> Reconcile(const std::string& ns, const std::string& name);
 
   // Which optional APIs are served now (discovery is re-read on every call: a CRD installed
-  // later is picked up by the next pass).
+  // later is picked up by the next pass), and the API server's version (ServerVersion()).
   absl::StatusOr<ClusterApis> DiscoverApis();
+
+  // How long the API server's version is taken as known: it changes only with a control-plane
+  // upgrade, so /version is asked at most this often (the controller's resync period), not
+  // on every pass.
+  static constexpr absl::Duration kServerVersionMaxAge = absl::Minutes(10);
 
  private:
   absl::StatusOr<ReconcileResult> Finalize(const DeviceConfig& dc);
   absl::Status EnsureFinalizer(const nlohmann::json& obj);
   // Another live, valid DeviceConfig created earlier whose selector can match the same node.
   absl::StatusOr<std::optional<std::string>> OverlappingOwner(const DeviceConfig& dc);
+  // GET /version, or the answer of less than kServerVersionMaxAge ago. When asking fails, an
+  // older answer is kept; without one the pass fails (and is retried). A gitVersion that is not
+  // vMAJOR.MINOR.PATCH[-+...] is nullopt: the scheduler image falls back to the settings'.
+  absl::StatusOr<std::optional<KubeVersion>> ServerVersion();
   // Driver upgrades (upgrade.h): node labels and taints changed, events sent; the result
   // goes into status. Without a version (or in preinstalled mode) it only cleans up.
   absl::StatusOr<std::optional<UpgradePlan>> RollDriver(const DeviceConfig& dc,
@@ -83,6 +94,10 @@ class Reconciler {
   k8s::EventRecorder* events_;
   Clock& clock_;
   k8s::Discovery discovery_;
+
+  std::mutex version_mu_;  // passes of different DeviceConfigs run concurrently
+  std::optional<KubeVersion> server_version_;
+  absl::Time server_version_at_ = absl::InfinitePast();  // when it was asked; never yet
 };
 
 }  // namespace neuron::op

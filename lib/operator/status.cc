@@ -2,6 +2,7 @@
 #include "lib/operator/status.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -71,6 +72,23 @@ json CountsJson(const Counts& n) {
 }
 
 std::string Summary(const Counts& n) { return absl::StrCat(n.available, "/", n.desired); }
+
+// Only a spec'd kube-scheduler can be newer than the API server (the default follows it). An
+// image whose tag is no version ("latest") and an unknown server version say nothing.
+std::optional<k8s::Condition> SchedulerSkew(const DeviceConfig& dc, const ObservedState& seen) {
+  if (seen.blocker || dc.DraMode() || !seen.apis.server_version) return std::nullopt;
+  const KubeVersion& api = *seen.apis.server_version;
+  const std::optional<KubeVersion> image = ImageTagVersion(dc.spec.custom_scheduler_image);
+  if (!image || !SchedulerNewerThanApiServer(*image, api)) return std::nullopt;
+  return Cond(kSchedulerSkewCondition, true, "SchedulerNewerThanAPIServer",
+              absl::StrCat("spec.customSchedulerImage runs kube-scheduler ", image->ToString(),
+                           ", newer than the API server's ", api.ToString(),
+                           ": the Kubernetes version skew policy allows no kube-scheduler newer "
+                           "than kube-apiserver; use a v",
+                           api.major, ".", api.minor,
+                           " kube-scheduler, or (in v1beta1) unset customSchedulerImage to run ",
+                           KubeSchedulerImage(api)));
+}
 
 }  // namespace
 
@@ -233,6 +251,12 @@ json ComputeStatus(const DeviceConfig& dc, const ObservedState& seen, const json
                                    "driver, device plugin, scheduler and metrics are available")
                             : Cond("Ready", false, "ComponentsNotReady",
                                    absl::StrCat("waiting for ", absl::StrJoin(waiting, ", "))));
+  }
+  // News like Upgrading, not readiness: present only while the skew lasts.
+  if (std::optional<k8s::Condition> skew = SchedulerSkew(dc, seen)) {
+    set.push_back(*skew);
+  } else {
+    k8s::RemoveCondition(conditions, kSchedulerSkewCondition);
   }
   for (k8s::Condition& c : set) {
     c.observed_generation = dc.generation;

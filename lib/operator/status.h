@@ -1,6 +1,7 @@
 // File: lib/operator/status.h
 // DeviceConfig status from what the reconcile pass saw: conditions a person can act on
-// (Ready, DriverReady, DevicePluginReady, SchedulerReady, MetricsReady, Upgrading, Degraded),
+// (Ready, DriverReady, DevicePluginReady, SchedulerReady, MetricsReady, Upgrading, Degraded;
+// SchedulerVersionSkew while spec.customSchedulerImage is newer than the API server),
 // per-node driver upgrade state, per
 // component node counts as upstream names them, and the short "available/desired" strings the
 // printer columns show. Pure: the reconciler gathers the inputs and writes the result.
@@ -17,6 +18,10 @@
 #include "nlohmann/json.hpp"
 
 namespace neuron::op {
+
+// True (reason SchedulerNewerThanAPIServer) while the spec's kube-scheduler image has a newer
+// minor version than the API server; absent otherwise.
+inline constexpr char kSchedulerSkewCondition[] = "SchedulerVersionSkew";
 
 // Why nothing (or not everything) was applied: at most one blocking problem per pass.
 struct Blocker {

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # make install / deploy / undeploy / uninstall (scripts/deploy.sh) with the real kubectl against
-# the fake kube-apiserver: the refusal without NFD, the image override, each overlay's objects
-# landing, DeviceConfigs deleted before the rest, nothing left behind.
+# the fake kube-apiserver: the refusal without NFD (at once on NotFound; after bounded retries
+# when kubectl gets no answer), deploying through discovery churn, the image override, each
+# overlay's objects landing, DeviceConfigs deleted before the rest, nothing left behind.
 #   tests/integration/deploy_script_test.sh SOURCE_DIR BIN_DIR
 set -euo pipefail
 src=$1
@@ -45,11 +46,44 @@ expect() {  # expect DESCRIPTION ACTUAL EXPECTED
 deploy() { bash "$src/scripts/deploy.sh" "$@" > "$work/out.log" 2>&1; }
 get() { kubectl get "$@" -o "jsonpath={.metadata.name}" 2>/dev/null || true; }
 
-# Without NFD, deploy refuses and applies nothing.
+# kubectl as during API discovery churn (right after CRDs change): its first $CHURN_FAILS asks
+# for NFD's CRD fail as kubectl does when discovery comes back empty; every ask is counted.
+cat > "$work/kubectl-churn" <<'EOS'
+#!/usr/bin/env bash
+if [ "${1:-}" = get ] && [ "${2:-}" = crd ] && [[ ${3:-} == nodefeaturerules.* ]]; then
+  n=$(($(cat "$CHURN_COUNT") + 1))
+  echo "$n" > "$CHURN_COUNT"
+  if [ "$n" -le "$CHURN_FAILS" ]; then
+    echo "error: the server doesn't have a resource type \"crd\"" >&2
+    exit 1
+  fi
+fi
+exec kubectl "$@"
+EOS
+chmod +x "$work/kubectl-churn"
+export CHURN_COUNT=$work/churn-count
+churn() {  # churn FAILS: the next deploy.sh runs see FAILS failed asks first
+  echo 0 > "$CHURN_COUNT"
+  export CHURN_FAILS=$1 KUBECTL=$work/kubectl-churn
+}
+asks() { cat "$CHURN_COUNT"; }
+
+# Without NFD, deploy refuses at once (NotFound is an answer) and applies nothing.
+churn 0
 rc=0
 OVERLAY=eks deploy deploy || rc=$?
 expect "deploy without NFD fails" "$rc" 1
 expect "...saying why" "$(grep -c 'install Node Feature Discovery' "$work/out.log")" 1
+expect "...asking once" "$(asks)" 1
+expect "...and applies nothing" "$(get crd deviceconfigs.k8s.aws)" ""
+
+# When kubectl never gets an answer, deploy gives up after 5 asks, saying what failed.
+churn 99
+rc=0
+OVERLAY=eks deploy deploy || rc=$?
+expect "deploy without an answer fails" "$rc" 1
+expect "...after 5 asks" "$(asks)" 5
+expect "...saying why" "$(grep -c "cannot tell whether nfd.k8s-sigs.io NodeFeatureRule is served.*doesn't have a resource type" "$work/out.log")" 1
 expect "...and applies nothing" "$(get crd deviceconfigs.k8s.aws)" ""
 
 nfd_crd() {  # the CRD an NFD install brings, for group $1
@@ -73,8 +107,11 @@ deploy install
 expect "install: CRD" "$(get crd deviceconfigs.k8s.aws)" deviceconfigs.k8s.aws
 expect "install: no operator" "$(get deployment -n aws-neuron-operator neuron-operator)" ""
 
-# deploy with an image, on EKS.
+# deploy with an image, on EKS, while discovery churns: the NFD check asks again.
+churn 2
 IMG=registry.example/neuron/neuron-operator:1.2.3 OVERLAY=eks deploy deploy
+expect "eks: deploy through discovery churn, asking until answered" "$(asks)" 3
+unset KUBECTL
 expect "eks: operator image" \
   "$(kubectl get deployment -n aws-neuron-operator neuron-operator -o 'jsonpath={.spec.template.spec.containers[0].image}')" \
   registry.example/neuron/neuron-operator:1.2.3

@@ -38,8 +38,8 @@ expect(os.path.isfile("build/bundle/manifests/neuron-alerts_monitoring.coreos.co
 layout = "build/images/bundle"
 index = json.load(open(os.path.join(layout, "index.json")))
 desc = index["manifests"][0]
-expect(desc["annotations"]["org.opencontainers.image.ref.name"].endswith("v1.2.3"),
-       "bundle image: tagged")
+expect(desc["annotations"]["org.opencontainers.image.ref.name"] == "v1.2.3",
+       "bundle image: tagged by BUNDLE_IMG's tag alone (skopeo copy oci:DIR:v1.2.3)")
 def blob(digest):
     return open(os.path.join(layout, "blobs", *digest.split(":")), "rb").read()
 manifest = json.loads(blob(desc["digest"]))

@@ -32,6 +32,10 @@ void InformerBasics(RestClient& client, const std::string& ns);
 void DiscoveryBasics(RestClient& client);
 void EventsAggregate(RestClient& client, const std::string& ns);
 
+// The spec.schedulerName of every Pod the suite creates: no such scheduler runs, so on a real
+// cluster nobody binds (and so writes) the pod while a test works with it.
+inline constexpr char kNoScheduler[] = "neuron-test-no-such-scheduler";
+
 // A unique-ish suffix for names (time based).
 std::string UniqueSuffix();
 

@@ -49,7 +49,10 @@ TEST_CASE("the API versions differ only in the ownerReference", "[operator][chil
   REQUIRE(v[1].golden == "sample-v1alpha1");
   const std::string alpha = absl::StrReplaceAll(RenderYaml(DesiredChildren(v[1].dc, v[1].apis, {})),
                                                 {{"k8s.aws/v1alpha1", "k8s.aws/v1beta1"}});
-  CHECK(alpha == RenderYaml(DesiredChildren(v[0].dc, v[0].apis, {})));
+  // The samples' one difference in spec: v1alpha1 requires customSchedulerImage.
+  DeviceConfig beta = v[0].dc;
+  beta.spec.custom_scheduler_image = v[1].dc.spec.custom_scheduler_image;
+  CHECK(alpha == RenderYaml(DesiredChildren(beta, v[0].apis, {})));
 }
 
 TEST_CASE("every child set holds together", "[operator][children]") {
@@ -216,8 +219,9 @@ TEST_CASE("images: the spec's, else the operator's defaults", "[operator][childr
   OperatorSettings s;
   s.default_node_agent_image = "example.com/agent:1";
   s.kube_scheduler_image = "example.com/kube-scheduler:1";
+  ClusterApis apis;  // the API server's version unknown (render)
   auto image = [&](const char* kind, const std::string& name) {
-    const std::vector<Child> children = DesiredChildren(dc, {}, s);
+    const std::vector<Child> children = DesiredChildren(dc, apis, s);
     const json* o = Find(children, kind, name);
     REQUIRE(o != nullptr);
     return o->at("spec")["template"]["spec"]["containers"][0]["image"].get<std::string>();
@@ -226,9 +230,15 @@ TEST_CASE("images: the spec's, else the operator's defaults", "[operator][childr
   CHECK(image("Deployment", "neuron-custom-scheduler") == "example.com/kube-scheduler:1");
   CHECK(image("Deployment", "neuron-custom-scheduler-extension") ==
         dc.spec.scheduler_extension_image);
+  // Known, the default kube-scheduler is upstream's of the API server's version.
+  apis.server_version = KubeVersion{1, 32, 13};
+  CHECK(image("Deployment", "neuron-custom-scheduler") ==
+        "registry.k8s.io/kube-scheduler:v1.32.13");
   dc.spec.node_agent_image = "example.com/agent:2";
   dc.spec.custom_scheduler_image = "example.com/kube-scheduler:2";
   CHECK(image("DaemonSet", "neuron-node-metrics") == "example.com/agent:2");
+  CHECK(image("Deployment", "neuron-custom-scheduler") == "example.com/kube-scheduler:2");
+  apis.server_version.reset();
   CHECK(image("Deployment", "neuron-custom-scheduler") == "example.com/kube-scheduler:2");
 }
 

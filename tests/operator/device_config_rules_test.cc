@@ -68,6 +68,11 @@ bool Has(const std::vector<FieldError>& errors, const std::string& field,
 }
 
 TEST_CASE("the samples read as the seed's sample and are valid", "[operator][spec]") {
+  // v1beta1 leaves customSchedulerImage to the operator (the API server's version); v1alpha1
+  // requires it and keeps the seed's.
+  CHECK(ParseDeviceConfig(Beta())->spec.custom_scheduler_image.empty());
+  CHECK(ParseDeviceConfig(Alpha())->spec.custom_scheduler_image ==
+        "public.ecr.aws/eks-distro/kubernetes/kube-scheduler:v1.35.5-eks-1-35-10");
   for (const json& obj : {Beta(), Alpha()}) {
     auto dc = ParseDeviceConfig(obj);
     REQUIRE(dc.ok());
@@ -78,8 +83,6 @@ TEST_CASE("the samples read as the seed's sample and are valid", "[operator][spe
     CHECK(s.drivers_image ==
           "public.ecr.aws/os-partners/neuron-openshift/neuron-kernel-module:2.28.0.0");
     CHECK(s.device_plugin_image == "public.ecr.aws/neuron/neuron-device-plugin:2.30.0.0");
-    CHECK(s.custom_scheduler_image ==
-          "public.ecr.aws/eks-distro/kubernetes/kube-scheduler:v1.35.5-eks-1-35-10");
     CHECK(s.scheduler_extension_image == "public.ecr.aws/neuron/neuron-scheduler:2.30.0.0");
     CHECK(s.node_metrics_image == "public.ecr.aws/neuron/neuron-monitor:1.10.0");
     CHECK(s.driver_version.empty());
@@ -192,12 +195,17 @@ TEST_CASE("device plugin, scheduler and DRA: the CEL rules and what must adverti
   }
   for (int mask = 1; mask < 7; ++mask) {  // some but not all of the three, no DRA
     json obj = Beta();
+    obj["spec"]["customSchedulerImage"] = "registry.k8s.io/kube-scheduler:v1.32.3";
     for (int i = 0; i < 3; ++i) {
       if ((mask & (1 << i)) == 0) obj["spec"][trio[i]] = "";
     }
     CAPTURE(mask);
     const auto errors = Errors(obj);
-    CHECK(Has(errors, "spec.devicePluginImage", "set together or not at all"));
+    // Only customSchedulerImage may be left out: the operator then picks the cluster's version.
+    const bool scheduler_only_missing = mask == 0b101;
+    CHECK(Has(errors, "spec.devicePluginImage", "set together or not at all") ==
+          !scheduler_only_missing);
+    CHECK(errors.empty() == scheduler_only_missing);
     CHECK_FALSE(Has(errors, "spec.draDriverImage"));
   }
   // Neither DRA nor the three: nothing would advertise the devices.

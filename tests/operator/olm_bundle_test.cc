@@ -176,8 +176,9 @@ TEST_CASE("the bundle follows registry+v1 and installs what make deploy does", "
   }
   CHECK(related.count(Options().operator_image) == 1);
   CHECK(related.count("neuron-node-agent:dev") == 1);  // --node-agent-image
-  for (const char* key : {"devicePluginImage", "customSchedulerImage", "schedulerExtensionImage",
-                          "nodeMetricsImage"}) {
+  // The sample names no customSchedulerImage: the operator runs the API server's version.
+  CHECK_FALSE(examples[0]["spec"].contains("customSchedulerImage"));
+  for (const char* key : {"devicePluginImage", "schedulerExtensionImage", "nodeMetricsImage"}) {
     CHECK(related.count(examples[0]["spec"][key]) == 1);
   }
 }

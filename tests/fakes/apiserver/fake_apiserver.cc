@@ -10,6 +10,8 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "httplib.h"
 #include "spdlog/spdlog.h"
 #include "tests/fakes/apiserver/api_core.h"
@@ -47,7 +49,28 @@ class FakeApiServer::Impl {
   mutable std::mutex mu;  // guards the fields below
   std::vector<Injection> injections;
   std::vector<std::pair<std::string, std::string>> requests;  // method, path
+  std::string git_version = "v1.32.0-fake";
 };
+
+namespace {
+
+// GET /version's body for a gitVersion "vMAJOR.MINOR.PATCH[-+...]". Simplification: the build
+// fields (commit, date, Go version) are fixed.
+json VersionInfo(const std::string& git_version) {
+  const std::vector<std::string> parts =
+      absl::StrSplit(absl::StripPrefix(git_version, "v"), absl::MaxSplits('.', 2));
+  return {{"major", parts.empty() ? "" : parts[0]},
+          {"minor", parts.size() < 2 ? "" : parts[1]},
+          {"gitVersion", git_version},
+          {"gitCommit", "0000000000000000000000000000000000000000"},
+          {"gitTreeState", "clean"},
+          {"buildDate", "2024-12-11T00:00:00Z"},
+          {"goVersion", "go1.23.0"},
+          {"compiler", "gc"},
+          {"platform", "linux/amd64"}};
+}
+
+}  // namespace
 
 bool FakeApiServer::Impl::Inject(const httplib::Request& req, httplib::Response& res) {
   std::unique_lock lock(mu);
@@ -75,16 +98,12 @@ bool FakeApiServer::Impl::NonResource(const httplib::Request& req, httplib::Resp
     return true;
   }
   if (p == "/version") {
-    json v = {{"major", "1"},
-              {"minor", "32"},
-              {"gitVersion", "v1.32.0-fake"},
-              {"gitCommit", "0000000000000000000000000000000000000000"},
-              {"gitTreeState", "clean"},
-              {"buildDate", "2024-12-11T00:00:00Z"},
-              {"goVersion", "go1.23.0"},
-              {"compiler", "gc"},
-              {"platform", "linux/amd64"}};
-    res.set_content(v.dump(), "application/json");
+    std::string reported;
+    {
+      std::unique_lock lock(mu);
+      reported = git_version;
+    }
+    res.set_content(VersionInfo(reported).dump(), "application/json");
     return true;
   }
   if (p == "/openapi/v2" || p == "/swagger.json") {
@@ -238,5 +257,10 @@ absl::Status FakeApiServer::Put(const std::string& path, const nlohmann::json& o
 }
 
 size_t FakeApiServer::OpenWatches() const { return impl_->core.OpenWatches(); }
+
+void FakeApiServer::SetVersion(const std::string& git_version) {
+  std::unique_lock lock(impl_->mu);
+  impl_->git_version = git_version;
+}
 
 }  // namespace neuron::fakes

@@ -63,6 +63,9 @@ class FakeApiServer {
   absl::Status Preload(std::istream& ndjson);
   // Number of watch streams currently open.
   size_t OpenWatches() const;
+  // What GET /version reports as gitVersion (default "v1.32.0-fake"); major and minor are its
+  // numbers, as kube-apiserver derives them.
+  void SetVersion(const std::string& git_version);
 
   class Impl;
 

@@ -331,6 +331,11 @@ TEST_CASE("discovery and non-resource endpoints", "[apiserver]") {
   CHECK(Call(s.port(), "GET", "/apis/coordination.k8s.io/v1").body["resources"][0]["name"] ==
         "leases");
   CHECK(Call(s.port(), "GET", "/version").body["major"] == "1");
+  s.fake.SetVersion("v1.33.2-eks-4d5e6f");  // as an EKS control plane reports it
+  const auto version = Call(s.port(), "GET", "/version").body;
+  CHECK(version["gitVersion"] == "v1.33.2-eks-4d5e6f");
+  CHECK(version["major"] == "1");
+  CHECK(version["minor"] == "33");
   CHECK(Call(s.port(), "GET", "/apis/nope.io/v1").status == 404);
   CHECK(Call(s.port(), "GET", "/api/v1/widgets").status == 404);
 }

@@ -32,7 +32,8 @@ void SocketKeeper::RestoreMissing() {
   auto first_missing = std::find_if(sockets_.begin(), sockets_.end(),
                                     [](const KeptSocket& k) { return !IsSocket(k.path); });
   for (auto it = first_missing; it != sockets_.end(); ++it) {
-    spdlog::warn("socket missing or depending on a missing one, serving again socket={}", it->path);
+    spdlog::warn("serving again socket={} reason=\"{}\"", it->path,
+                 it == first_missing ? "missing" : "follows a missing socket");
     if (absl::Status s = it->serve(); !s.ok()) {
       // Left missing: the next check (or event) tries again.
       spdlog::error("serving again failed socket={} error=\"{}\"", it->path,

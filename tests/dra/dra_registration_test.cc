@@ -158,8 +158,10 @@ TEST_CASE("a deleted registrar directory is re-created with the socket", "[dra][
   RunningPlugin running(opts, preparer);
   REQUIRE(Eventually([&] { return IsSocket(RegistrationSocketPath(opts)); }));
 
-  std::filesystem::remove_all(kubelet.registrar_dir());
-  // No inotify event reaches a watch on a deleted directory: the periodic check restores it.
+  // Renamed away first: the plugin may re-create its socket while remove_all still runs.
+  std::filesystem::rename(kubelet.registrar_dir(), kubelet.dir() + "/gone");
+  std::filesystem::remove_all(kubelet.dir() + "/gone");
+  // The watch went with the old directory: the check (event or periodic) restores it.
   CHECK(Eventually([&] { return IsSocket(RegistrationSocketPath(opts)); }, absl::Seconds(5)));
   REQUIRE(kubelet.Start().ok());  // a kubelet starting now finds and registers it
   CHECK(kubelet.WaitForRegistrations(1, absl::Seconds(10)));

@@ -20,7 +20,7 @@ namespace neuron::dra::testing {
 
 // Answers from a script keyed by claim UID; claims without a script get one device
 // "neurondevice0" in pool "node-a" with CDI ID "neuron.aws.com/device=neurondevice0".
-// A scripted `kOmit` leaves the claim out of the result map.
+// A scripted Omit() leaves the claim out of the result map.
 class ScriptedPreparer final : public ClaimPreparer {
  public:
   static absl::Status Omit() { return absl::Status(absl::StatusCode::kAborted, "omit"); }

@@ -1,6 +1,7 @@
 // File: cmd/neuron-device-plugin/main.cc
 // Kubelet device plugin for AWS Neuron: aws.amazon.com/neuron (devices) and
-// aws.amazon.com/neuroncore (logical NeuronCores), each on its own unix socket.
+// aws.amazon.com/neuroncore (logical NeuronCores), each on its own unix socket. With --api=dra
+// it is instead the kubelet plugin of the DRA driver neuron.aws.com.
 #include <cstdio>
 #include <string>
 
@@ -9,6 +10,8 @@
 #include "lib/base/process_init.h"
 #include "lib/base/signals.h"
 #include "lib/deviceplugin/app.h"
+#include "lib/dra/kubelet_plugin.h"
+#include "lib/dra/unimplemented_preparer.h"
 #include "lib/httpserver/http_server.h"
 #include "lib/inventory/lnc.h"
 #include "lib/sysfs/driver_layout.h"
@@ -19,6 +22,23 @@ namespace {
 int Fail(const std::string& msg) {
   std::fprintf(stderr, "neuron-device-plugin: %s\n", msg.c_str());
   return 2;
+}
+
+// --api=dra. Claim preparation (CDI specs, checkpoint) is not wired in yet: the stand-in
+// preparer fails every claim with "not implemented", so pods never start without devices.
+int RunDra(const neuron::dra::KubeletPluginOptions& opts, const std::string& cdi_root,
+           absl::Notification& stop) {
+  spdlog::warn(
+      "api=dra: claim preparation is not implemented yet; every NodePrepareResources claim "
+      "fails cdi_root={}",
+      cdi_root);
+  neuron::dra::UnimplementedPreparer preparer;
+  neuron::dra::KubeletPlugin plugin(opts, preparer);
+  if (absl::Status s = plugin.Run(stop); !s.ok()) {
+    spdlog::critical("neuron-device-plugin: {}", s.ToString());
+    return 1;
+  }
+  return 0;
 }
 
 }  // namespace
@@ -32,13 +52,33 @@ int main(int argc, char** argv) {
   std::string emulate_driver = "current";
   std::string log_level = "info";
   bool log_json = false;
+  std::string api = "device-plugin";
+  neuron::dra::KubeletPluginOptions dra_opts;
+  std::string cdi_root = "/var/run/cdi";
 
   neuron::FlagSet flags(
       "neuron-device-plugin",
       "Kubelet device plugin (API v1beta1) for AWS Neuron: advertises aws.amazon.com/neuron "
       "(devices) and\naws.amazon.com/neuroncore (logical NeuronCores) with health and NUMA "
       "topology, allocates topology-aware\nsets, and re-registers when the kubelet restarts. "
-      "Serves Prometheus /metrics on --metrics-listen.");
+      "Serves Prometheus /metrics on --metrics-listen.\nWith --api=dra: the kubelet plugin of the "
+      "DRA driver neuron.aws.com instead (registration + "
+      "DRAPlugin v1/v1beta1).");
+  flags.String("api", &api,
+               "Kubelet API to serve: device-plugin (v1beta1 device plugin) or dra (kubelet "
+               "plugin of the DRA driver neuron.aws.com; DRAPlugin v1 and v1beta1).");
+  flags.String("kubelet-registrar-dir", &dra_opts.registrar_dir,
+               "--api=dra: the kubelet's plugin registration directory (we create "
+               "neuron.aws.com-reg.sock there).",
+               "KUBELET_REGISTRAR_DIRECTORY_PATH");
+  flags.String("kubelet-plugins-dir", &dra_opts.plugins_dir,
+               "--api=dra: the kubelet's plugins directory (we serve "
+               "neuron.aws.com/dra.sock there).",
+               "KUBELET_PLUGINS_DIRECTORY_PATH");
+  flags.String("kubelet-plugins-host-dir", &dra_opts.host_plugins_dir,
+               "--api=dra: --kubelet-plugins-dir as the kubelet sees it on the host, when "
+               "mounted elsewhere in this container; empty = the same path.");
+  flags.String("cdi-root", &cdi_root, "--api=dra: where CDI spec files are written.", "CDI_ROOT");
   flags.String("device-plugin-dir", &opts.plugin_dir,
                "Kubelet device-plugin directory (kubelet.sock and our endpoint sockets).");
   flags.String("host-root", &opts.host_root, "Where the host's / is mounted (sysfs and /dev).");
@@ -81,6 +121,15 @@ int main(int argc, char** argv) {
   }
   if (absl::Status s = neuron::InitLogging("neuron-device-plugin", log_level, log_json); !s.ok()) {
     return Fail(std::string(s.message()));
+  }
+  if (api == "dra") {
+    if (dra_opts.registrar_dir.empty() || dra_opts.plugins_dir.empty()) {
+      return Fail("--kubelet-registrar-dir and --kubelet-plugins-dir must not be empty");
+    }
+    return RunDra(dra_opts, cdi_root, stop);
+  }
+  if (api != "device-plugin") {
+    return Fail("--api must be device-plugin or dra, got \"" + api + "\"");
   }
   auto parsed = neuron::assignment::ParseResourceList(resources);
   if (!parsed.ok()) return Fail("--resources: " + std::string(parsed.status().message()));

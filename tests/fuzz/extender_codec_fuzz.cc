@@ -83,8 +83,7 @@ void FuzzOne(std::string_view in) {
       if (full.ok() != cut.ok()) std::abort();
       if (full.ok() && (full->Key() != cut->Key() || full->uid != cut->uid ||
                         full->node_name != cut->node_name || full->phase != cut->phase ||
-                        !(full->request == cut->request) || full->ids != cut->ids ||
-                        full->type != cut->type || full->has_ids != cut->has_ids)) {
+                        !(full->request == cut->request) || full->assignment != cut->assignment)) {
         std::abort();
       }
     }

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "google/protobuf/stubs/logging.h"
+#include "lib/assignment/annotations.h"
 #include "lib/deviceplugin/handshake.h"
 #include "lib/deviceplugin/pod_resources.h"
 
@@ -49,14 +50,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     for (const auto& [kind, ids] : h.ids) {
       Check(!ids.empty() && std::is_sorted(ids.begin(), ids.end()));
       Check(std::adjacent_find(ids.begin(), ids.end()) == ids.end());
-      for (int id : ids) Check(id >= 0 && id <= dp::kMaxId);
+      for (int id : ids) Check(id >= 0 && id <= neuron::assignment::kMaxId);
     }
     // The API's view of the pod: the extender's pending choice, naming alternating kinds.
     const bool core = pods.size() % 2 == 0;
     pods.push_back({h.ns,
                     h.name,
-                    {{dp::kAnnotationType, core ? "neuroncore" : "neuron"},
-                     {dp::kAnnotationAllocated, "false"},
+                    {{neuron::assignment::kAnnotationType, core ? "neuroncore" : "neuron"},
+                     {neuron::assignment::kAnnotationAllocated, "false"},
                      {"other", "kept"}}});
   }
 
@@ -68,13 +69,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       for (const auto& [k, v] : p.set) pod.annotations[k] = v;
       Check(pod.annotations.at("other") == "kept");
       // Whatever the plan left as it was, the pod now reads as holding exactly its IDs.
-      const std::optional<dp::ResourceKind> kind =
-          dp::ParseResourceKind(pod.annotations.at(dp::kAnnotationType));
+      const std::optional<neuron::assignment::ResourceKind> kind =
+          neuron::assignment::ParseResourceKind(
+              pod.annotations.at(neuron::assignment::kAnnotationType));
       Check(kind.has_value() && h->ids.count(*kind) == 1);
       absl::StatusOr<std::vector<int>> parsed =
-          dp::ParseIdList(pod.annotations.at(dp::kAnnotationIds));
+          neuron::assignment::ParseIdList(pod.annotations.at(neuron::assignment::kAnnotationIds));
       Check(parsed.ok() && *parsed == h->ids.at(*kind));
-      Check(pod.annotations.at(dp::kAnnotationAllocated) == "true");
+      Check(pod.annotations.at(neuron::assignment::kAnnotationAllocated) == "true");
     }
   }
   Check(dp::PlanHandshake(held, pods).empty());  // applied: nothing left to do

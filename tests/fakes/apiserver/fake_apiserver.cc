@@ -239,4 +239,8 @@ absl::Status FakeApiServer::Put(const std::string& path, const nlohmann::json& o
 
 size_t FakeApiServer::OpenWatches() const { return impl_->core.OpenWatches(); }
 
+void FakeApiServer::DisableGroupVersion(const std::string& group_version) {
+  impl_->core.DisableGroupVersion(group_version);
+}
+
 }  // namespace neuron::fakes

@@ -63,6 +63,10 @@ class FakeApiServer {
   absl::Status Preload(std::istream& ndjson);
   // Number of watch streams currently open.
   size_t OpenWatches() const;
+  // Stops serving the built-in resources of "group/version" (e.g. "resource.k8s.io/v1"), as
+  // kube-apiserver's --runtime-config=<group/version>=false does: discovery no longer lists them
+  // and their paths answer 404. Objects stay visible through the group's other versions.
+  void DisableGroupVersion(const std::string& group_version);
 
   class Impl;
 

@@ -85,6 +85,7 @@ absl::Status SlicePublisher::Publish(const std::vector<ResourceSliceModel>& slic
 void SlicePublisher::Invalidate() {
   absl::MutexLock lock(&mu_);
   known_ = false;
+  api_.reset();  // an upgraded control plane may serve another version now
   node_uid_.clear();
 }
 

@@ -60,8 +60,8 @@ class SlicePublisher {
   // retries when kUnavailable). On failure the next Publish re-reads the server.
   absl::Status Publish(const std::vector<ResourceSliceModel>& slices);
 
-  // Forgets what was applied (and the Node's UID): the next Publish lists the server's slices
-  // again. For periodic resyncs, and after the slices may have been changed by someone else.
+  // Forgets what was applied, the chosen version and the Node's UID: the next Publish asks the
+  // server again. For periodic resyncs, and after the slices may have been changed by others.
   void Invalidate();
 
   // As of the last successful Publish (0 before).

@@ -127,6 +127,20 @@ TEST_CASE("the first publish creates the node's slice, applied and owned by the 
   SECTION("the slice goes when the Node goes") {
     REQUIRE(env.client->Delete(k8s::resources::kNodes, "", kNode).ok());
     CHECK(env.Slice(0).is_null());
+
+    // A node that comes back is a new owner: after Invalidate() the slice returns, owned by it.
+    REQUIRE(env.fake
+                .Put(std::string("/api/v1/nodes/") + kNode,
+                     {{"apiVersion", "v1"}, {"kind", "Node"}, {"metadata", {{"name", kNode}}}})
+                .ok());
+    p.Invalidate();
+    REQUIRE(p.Publish(Build(Node("trn2.48xlarge"))).ok());
+    const json back = env.Slice(0);
+    REQUIRE(back.is_object());
+    CHECK(back["metadata"]["ownerReferences"][0]["uid"] ==
+          env.fake.Get(std::string("/api/v1/nodes/") + kNode)["metadata"]["uid"]);
+    CHECK(back["metadata"]["ownerReferences"][0]["uid"] != owner["uid"]);
+    CHECK(back["spec"]["pool"]["generation"] == 2);  // never lowered, even for a new pool
   }
 }
 

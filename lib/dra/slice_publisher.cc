@@ -130,13 +130,12 @@ absl::Status SlicePublisher::ChooseApi() {
   for (const auto& [api, version] :
        {std::pair{ResourceApi::kV1, "v1"}, std::pair{ResourceApi::kV1beta1, "v1beta1"}}) {
     bool served = false;
-    NEURON_RETURN_IF_ERROR(Annotate(Retry([&, v = version] {
-                                      absl::StatusOr<bool> r =
-                                          discovery.IsServed(kGroup, v, kResource);
-                                      if (r.ok()) served = *r;
-                                      return r.status();
-                                    }),
-                                    absl::StrCat("discover ", kGroup, "/", version)));
+    auto call = [&, v = version] {
+      absl::StatusOr<bool> r = discovery.IsServed(kGroup, v, kResource);
+      if (r.ok()) served = *r;
+      return r.status();
+    };
+    NEURON_RETURN_IF_ERROR(Annotate(Retry(call), absl::StrCat("discover ", kGroup, "/", version)));
     if (served) {
       api_ = api;
       ref_ = k8s::ResourceRef{kGroup, version, kResource, false};
@@ -150,13 +149,14 @@ absl::Status SlicePublisher::ChooseApi() {
 
 absl::Status SlicePublisher::ReadNodeUid() {
   json node;
-  NEURON_RETURN_IF_ERROR(Annotate(Retry([&] {
-                                    absl::StatusOr<json> r =
-                                        client_.Get(k8s::resources::kNodes, "", node_name_);
-                                    if (r.ok()) node = *std::move(r);
-                                    return r.status();
-                                  }),
-                                  absl::StrCat("get Node ", node_name_, " (owner of its slices)")));
+  auto call = [&] {
+    absl::StatusOr<json> r = client_.Get(k8s::resources::kNodes, "", node_name_);
+    if (!r.ok()) return r.status();
+    node = *std::move(r);
+    return absl::OkStatus();
+  };
+  NEURON_RETURN_IF_ERROR(
+      Annotate(Retry(call), absl::StrCat("get Node ", node_name_, " (owner of its slices)")));
   if (node.is_object()) node_uid_ = node.value("/metadata/uid"_json_pointer, std::string());
   if (node_uid_.empty()) {
     return absl::FailedPreconditionError(absl::StrCat("Node ", node_name_, " has no metadata.uid"));
@@ -168,13 +168,14 @@ absl::Status SlicePublisher::ReadLiveSlices() {
   k8s::ListOptions opts;
   opts.field_selector = absl::StrCat("spec.nodeName=", node_name_, ",spec.driver=", kDriverName);
   k8s::ListResult list;
-  NEURON_RETURN_IF_ERROR(Annotate(Retry([&] {
-                                    absl::StatusOr<k8s::ListResult> r =
-                                        client_.ListAll(ref_, "", opts);
-                                    if (r.ok()) list = *std::move(r);
-                                    return r.status();
-                                  }),
-                                  absl::StrCat("list ResourceSlices of node ", node_name_)));
+  auto call = [&] {
+    absl::StatusOr<k8s::ListResult> r = client_.ListAll(ref_, "", opts);
+    if (!r.ok()) return r.status();
+    list = *std::move(r);
+    return absl::OkStatus();
+  };
+  NEURON_RETURN_IF_ERROR(
+      Annotate(Retry(call), absl::StrCat("list ResourceSlices of node ", node_name_)));
   applied_.clear();
   stored_.clear();
   for (const json& item : list.items) {
@@ -185,7 +186,7 @@ absl::Status SlicePublisher::ReadLiveSlices() {
     const json generation =
         spec.is_object() ? spec.value("/pool/generation"_json_pointer, json(0)) : json(0);
     if (generation.is_number_integer()) {
-      // Never lower: a generation the server has seen (even on a deleted slice) stays used.
+      // Never below one used before, by this process or an earlier run.
       generation_ = std::max(generation_, generation.get<int64_t>());
     }
     applied_[name] = spec;
@@ -225,13 +226,13 @@ absl::Status SlicePublisher::Apply(const std::string& name, const json& spec) {
   if (auto it = stored_.find(name); it != stored_.end()) KeepTaintTimes(body["spec"], it->second);
   json reply;
   // force: these objects are ours alone; a manual edit must not block the driver.
-  NEURON_RETURN_IF_ERROR(Annotate(Retry([&] {
-                                    absl::StatusOr<json> r = client_.Apply(
-                                        ref_, "", body, options_.field_manager, /*force=*/true);
-                                    if (r.ok()) reply = *std::move(r);
-                                    return r.status();
-                                  }),
-                                  absl::StrCat("apply ResourceSlice ", name)));
+  auto call = [&] {
+    absl::StatusOr<json> r = client_.Apply(ref_, "", body, options_.field_manager, /*force=*/true);
+    if (!r.ok()) return r.status();
+    reply = *std::move(r);
+    return absl::OkStatus();
+  };
+  NEURON_RETURN_IF_ERROR(Annotate(Retry(call), absl::StrCat("apply ResourceSlice ", name)));
   applied_[name] = spec;
   stored_[name] = reply.is_object() ? reply.value("spec", json::object()) : json::object();
   return absl::OkStatus();

@@ -94,9 +94,10 @@ TEST_CASE("Every manifest under deploy/ parses and names its objects", "[deploy]
     CHECK_FALSE(d.node["apiVersion"].as<std::string>("").empty());
     CHECK_FALSE(d.kind().empty());
     CHECK_FALSE(d.name().empty());
-    const bool cluster_scoped =
-        d.kind() == "Namespace" || d.kind() == "ClusterRole" || d.kind() == "ClusterRoleBinding" ||
-        d.kind() == "CustomResourceDefinition" || d.kind() == "NodeFeatureRule";
+    const bool cluster_scoped = d.kind() == "Namespace" || d.kind() == "ClusterRole" ||
+                                d.kind() == "ClusterRoleBinding" ||
+                                d.kind() == "CustomResourceDefinition" ||
+                                d.kind() == "NodeFeatureRule" || d.kind() == "DeviceClass";
     // kube-system exists on every cluster (the scheduler's auth-reader binding lives there).
     if (!cluster_scoped && d.ns() != "kube-system") CHECK(namespaces.count(d.ns()) == 1);
   }

@@ -373,4 +373,14 @@ void ApiCore::set_server_address(const std::string& a) {
   server_address_ = a;
 }
 
+void ApiCore::DisableGroupVersion(const std::string& group_version) {
+  std::unique_lock lock(mu_);
+  const size_t slash = group_version.find('/');
+  if (slash == std::string::npos) {
+    registry_.DisableGroupVersion("", group_version);
+  } else {
+    registry_.DisableGroupVersion(group_version.substr(0, slash), group_version.substr(slash + 1));
+  }
+}
+
 }  // namespace neuron::fakes::apiserver

@@ -87,6 +87,8 @@ class ApiCore {
   int64_t ResourceVersion();
   size_t OpenWatches();
   void set_server_address(const std::string& a);
+  // "group/version": see Registry::DisableGroupVersion.
+  void DisableGroupVersion(const std::string& group_version);
 
  private:
   friend class WatchStream;

@@ -263,4 +263,8 @@ void FakeApiServer::SetVersion(const std::string& git_version) {
   impl_->git_version = git_version;
 }
 
+void FakeApiServer::DisableGroupVersion(const std::string& group_version) {
+  impl_->core.DisableGroupVersion(group_version);
+}
+
 }  // namespace neuron::fakes

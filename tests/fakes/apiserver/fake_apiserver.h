@@ -67,6 +67,11 @@ class FakeApiServer {
   // numbers, as kube-apiserver derives them.
   void SetVersion(const std::string& git_version);
 
+  // Stops serving the built-in resources of "group/version" (e.g. "resource.k8s.io/v1"), as
+  // kube-apiserver's --runtime-config=<group/version>=false does: discovery no longer lists them
+  // and their paths answer 404. Objects stay visible through the group's other versions.
+  void DisableGroupVersion(const std::string& group_version);
+
   class Impl;
 
  private:

@@ -74,6 +74,30 @@ Registry::Registry() {
   types_.push_back(Make("apiextensions.k8s.io", "v1", "customresourcedefinitions",
                         "customresourcedefinition", "CustomResourceDefinition", false,
                         {"crd", "crds"}, true));
+  // DRA (resource.k8s.io). v1 is registered first so that it is the preferred version. Upstream
+  // 1.34 serves v1 by default and v1beta1 only with --runtime-config=resource.k8s.io/v1beta1=true
+  // (pkg/controlplane/instance.go); the fake serves both, and DisableGroupVersion() drops one.
+  // Simplification: no conversion between the versions: objects are stored as written and read
+  // back with the reader's apiVersion only, so a v1beta1 ResourceSlice's device keeps its fields
+  // under "basic" when read at v1 (v1 has them on the device itself) and a v1beta1 request keeps
+  // deviceClassName beside its name (v1 nests it under "exactly").
+  for (const char* version : {"v1", "v1beta1"}) {
+    // Field labels: pkg/apis/resource/<version>/conversion.go, ResourceSlice only.
+    types_.push_back(Make("resource.k8s.io", version, "resourceslices", "resourceslice",
+                          "ResourceSlice", false, {}, false, {"spec.nodeName", "spec.driver"}));
+    types_.push_back(Make("resource.k8s.io", version, "resourceclaims", "resourceclaim",
+                          "ResourceClaim", true, {}, true));
+    types_.push_back(Make("resource.k8s.io", version, "resourceclaimtemplates",
+                          "resourceclaimtemplate", "ResourceClaimTemplate", true, {}));
+    types_.push_back(
+        Make("resource.k8s.io", version, "deviceclasses", "deviceclass", "DeviceClass", false, {}));
+  }
+}
+
+void Registry::DisableGroupVersion(const std::string& group, const std::string& version) {
+  std::erase_if(types_, [&](const ResourceType& t) {
+    return t.crd_name.empty() && t.group == group && t.version == version;
+  });
 }
 
 const ResourceType* Registry::Find(const std::string& group, const std::string& version,

@@ -46,6 +46,9 @@ class Registry {
   // (replacing an earlier registration by the same CRD). InvalidArgument on a malformed spec.
   absl::Status RegisterCrd(const json& crd);
   void UnregisterCrd(const std::string& crd_name);
+  // Stops serving the built-in resources of group/version, as kube-apiserver's
+  // --runtime-config=<group>/<version>=false does. Stored objects stay (other versions see them).
+  void DisableGroupVersion(const std::string& group, const std::string& version);
 
   // Discovery documents. `server_address` is host:port for serverAddressByClientCIDRs.
   json ApiVersions(const std::string& server_address) const;

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "lib/deviceplugin/ids.h"
+#include "lib/assignment/ids.h"
 #include "lib/dra/names.h"
 #include "lib/dra/neuron_config.h"
 #include "lib/dra/resource_slice.h"
@@ -167,7 +167,7 @@ TEST_CASE("DeviceClasses: v1 fields, the driver checked first, the extended reso
   CHECK(names == std::set<std::string>{"neuron.aws.com", "neuroncore.aws.com",
                                        "extended-resource.neuron.aws.com"});
   CHECK(extended == std::map<std::string, std::string>{
-                        {"extended-resource.neuron.aws.com", deviceplugin::kNeuronResource}});
+                        {"extended-resource.neuron.aws.com", assignment::kNeuronResource}});
   CHECK(published.resource_types ==
         std::set<std::string>{std::string(kResourceTypeDevice), std::string(kResourceTypeCore)});
 }

@@ -1,10 +1,12 @@
 // File: tests/fakes/apiserver/api_write.cc
 // Create, update (PUT/PATCH, main resource and status), binding. Deletion: api_delete.cc.
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "tests/fakes/apiserver/api_core.h"
 #include "tests/fakes/apiserver/managed_fields.h"
 #include "tests/fakes/apiserver/patch.h"
 #include "tests/fakes/apiserver/protobuf_body.h"
+#include "tests/fakes/apiserver/schema_required.h"
 #include "tests/fakes/apiserver/selectors.h"
 
 namespace neuron::fakes::apiserver {
@@ -109,6 +111,16 @@ void ApiCore::CheckBody(const ResourcePath& rp, json& obj, bool need_name) {
   }
 }
 
+namespace {
+// A custom resource is validated against the schema of the version it is written at (which is
+// why a v1beta1-shaped object can be refused through v1alpha1, and read back through either).
+void CheckRequired(const ResourceType& type, const std::string& name, const json& obj,
+                   const json* old = nullptr) {
+  const std::vector<std::string> missing = MissingRequired(type.schema, obj, old);
+  if (!missing.empty()) throw Invalid(type.group, type.kind, name, absl::StrJoin(missing, ", "));
+}
+}  // namespace
+
 json ApiCore::CreateObject(const ResourcePath& rp_in, json obj, const WriteCtx& ctx, bool dry_run) {
   ResourcePath rp = rp_in;
   CheckBody(rp, obj, false);
@@ -160,6 +172,7 @@ json ApiCore::CreateObject(const ResourcePath& rp_in, json obj, const WriteCtx& 
     }
     MarkCrdEstablished(obj);
   }
+  CheckRequired(rp.type, name, obj);
   if (ctx.operation == "Update") {
     md.erase("managedFields");
     TrackUpdate(nullptr, obj, {ctx.manager, "Update", "", rp.type.ApiVersion()});
@@ -235,6 +248,7 @@ json ApiCore::UpdateObject(const ResourcePath& rp, const json& old_ref, json obj
     }
     MarkCrdEstablished(next);
   }
+  CheckRequired(rp.type, rp.name, next, &old);
   auto strip_times = [](json o) {
     if (o["metadata"].contains("managedFields")) {
       for (auto& e : o["metadata"]["managedFields"]) e.erase("time");

@@ -152,6 +152,7 @@ absl::Status Registry::RegisterCrd(const json& crd) {
     if (t.version.empty()) return absl::InvalidArgumentError("spec.versions[].name is required");
     const json& sub = v.value("subresources", json::object());
     t.has_status = sub.is_object() && sub.contains("status");
+    t.schema = v.value("/schema/openAPIV3Schema"_json_pointer, json());
     add.push_back(std::move(t));
   }
   UnregisterCrd(name);

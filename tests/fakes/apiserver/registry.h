@@ -26,6 +26,7 @@ struct ResourceType {
   bool has_status = false;   // status subresource
   bool has_binding = false;  // pods/binding
   std::string crd_name;      // non-empty when registered by a CRD
+  nlohmann::json schema;     // the CRD version's openAPIV3Schema (null for built-ins)
   // Field selector labels beyond metadata.name / metadata.namespace.
   std::vector<std::string> field_labels;
 

@@ -114,6 +114,10 @@ bool IsExpired(const absl::Status& s) {
 }
 bool IsConflict(const absl::Status& s) { return s.code() == absl::StatusCode::kAborted; }
 
+bool IsTerminal(const absl::Status& s) {
+  return absl::IsInvalidArgument(s) || absl::IsFailedPrecondition(s);
+}
+
 absl::Status ExpiredError(absl::string_view message) {
   return Build(410, "Expired", std::string(message), std::nullopt);
 }

@@ -37,6 +37,9 @@ bool IsExpired(const absl::Status& s);
 // 409 Conflict on update: stale resourceVersion; re-GET, re-apply, retry.
 bool IsConflict(const absl::Status& s);
 // (For 404 / 409 AlreadyExists use absl::IsNotFound / absl::IsAlreadyExists.)
+// The server refused the request itself (422 Invalid, 400, a precondition): sending it again
+// gives the same answer, so it waits for the input to change instead of a backoff retry.
+bool IsTerminal(const absl::Status& s);
 
 // An Expired status as the watch machinery produces it (for fakes / tests).
 absl::Status ExpiredError(absl::string_view message);

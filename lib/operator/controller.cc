@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "lib/k8s/discovery.h"
+#include "lib/k8s/errors.h"
 #include "spdlog/spdlog.h"
 
 namespace neuron::op {
@@ -158,6 +159,13 @@ void Controller::Work() {
     if (r.ok()) {
       queue_.Forget(*key);
       queue_.AddAfter(*key, r->requeue_after.value_or(opts_.resync));
+    } else if (k8s::IsTerminal(r.status())) {
+      // The server refused what we sent: the same pass would be refused again. The status
+      // says why; a change of the DeviceConfig (or the resync) starts the next pass.
+      spdlog::warn("reconcile refused key={} next_pass_in={} error=\"{}\"", *key,
+                   absl::FormatDuration(opts_.resync), r.status().ToString());
+      queue_.Forget(*key);
+      queue_.AddAfter(*key, opts_.resync);
     } else {
       spdlog::warn("reconcile failed key={} retry_in={} error=\"{}\"", *key,
                    absl::FormatDuration(queue_.NextBackoff(*key)), r.status().ToString());

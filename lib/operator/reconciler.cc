@@ -173,43 +173,15 @@ absl::StatusOr<ReconcileResult> Reconciler::Reconcile(const std::string& ns,
         return SelectorMatches(dc.spec.selector, n["metadata"].value("labels", json::object()));
       }));
   ReconcileResult result;
-
+  absl::Status failed;
   if (!seen.blocker) {
-    if (seen.apis.nfd_group.empty()) {
-      seen.warnings.push_back(
-          "NFD is not installed (no NodeFeatureRule API): Neuron nodes are not labelled "
-          "feature.node.kubernetes.io/aws-neuron; install NFD or set spec.selector");
-    }
-    if (dc.DraMode() && !seen.apis.dra) {
-      seen.warnings.push_back("draDriverImage is set but resource.k8s.io/v1 is not served");
-    }
-    const std::vector<Child> children = DesiredChildren(dc, seen.apis, settings_);
-    for (const Child& c : children) {
-      absl::StatusOr<json> live =
-          client_.Apply(c.ref, ChildNs(c), c.object, settings_.field_manager, /*force=*/true);
-      if (!live.ok()) {
-        const std::string what =
-            absl::StrCat(c.object.value("kind", ""), " ", c.object["metadata"].value("name", ""));
-        spdlog::warn("apply failed deviceconfig={} object=\"{}\" error=\"{}\"", Key(dc), what,
-                     std::string(live.status().message()));
-        Emit(obj, k8s::kEventWarning, "ApplyFailed",
-             absl::StrCat(what, ": ", live.status().message()));
-        return live.status();
-      }
-      Observe(c, dc, std::move(*live), seen);
-    }
-    NEURON_RETURN_IF_ERROR(DeleteChildren(dc, seen.apis, children, std::nullopt));
-    // Without KMM no driver of ours loads anywhere: nodes are left as they are (tainting one
-    // would only evict its workloads for a driver that never comes).
-    if (seen.apis.kmm || dc.spec.driver_mode != DriverMode::kKmm) {
-      NEURON_ASSIGN_OR_RETURN(seen.upgrade, RollDriver(dc, obj, nodes));
-    }
-    if (seen.upgrade) {
-      result.requeue_after = seen.upgrade->recheck_after;
-      result.upgrade = Progress(*seen.upgrade, clock_.Now());
+    failed = Act(dc, obj, nodes, seen, result);
+    if (!failed.ok()) {
+      // Status still says what happened (a stale Ready=True must not outlive a refused spec).
+      seen.failure = Blocker{k8s::IsTerminal(failed) ? "ApplyRejected" : "ApplyFailed",
+                             std::string(failed.message())};
     }
   }
-
   const json old_status = obj.value("status", json::object());
   json status = ComputeStatus(dc, seen, old_status, clock_.Now());
   if (ConditionStatus(status, "Ready") != ConditionStatus(old_status, "Ready")) {
@@ -225,9 +197,58 @@ absl::StatusOr<ReconcileResult> Reconciler::Reconcile(const std::string& ns,
     for (const auto& [key, value] : old_status.items()) {
       if (!status.contains(key)) patch[key] = nullptr;
     }
-    NEURON_RETURN_IF_ERROR(WriteStatus(obj, patch));
+    absl::Status written = WriteStatus(obj, patch);
+    if (!failed.ok()) {
+      if (!written.ok()) {
+        spdlog::warn("status write failed deviceconfig={} error=\"{}\"", Key(dc),
+                     std::string(written.message()));
+      }
+      return failed;
+    }
+    NEURON_RETURN_IF_ERROR(written);
   }
+  if (!failed.ok()) return failed;
   return result;
+}
+
+absl::Status Reconciler::Act(const DeviceConfig& dc, const json& obj,
+                             const std::vector<json>& nodes, ObservedState& seen,
+                             ReconcileResult& result) {
+  if (seen.apis.nfd_group.empty()) {
+    seen.warnings.push_back(
+        "NFD is not installed (no NodeFeatureRule API): Neuron nodes are not labelled "
+        "feature.node.kubernetes.io/aws-neuron; install NFD or set spec.selector");
+  }
+  if (dc.DraMode() && !seen.apis.dra) {
+    seen.warnings.push_back("draDriverImage is set but resource.k8s.io/v1 is not served");
+  }
+  const std::vector<Child> children = DesiredChildren(dc, seen.apis, settings_);
+  for (const Child& c : children) {
+    absl::StatusOr<json> live =
+        client_.Apply(c.ref, ChildNs(c), c.object, settings_.field_manager, /*force=*/true);
+    if (!live.ok()) {
+      const std::string what =
+          absl::StrCat(c.object.value("kind", ""), " ", c.object["metadata"].value("name", ""));
+      spdlog::warn("apply failed deviceconfig={} object=\"{}\" error=\"{}\"", Key(dc), what,
+                   std::string(live.status().message()));
+      Emit(obj, k8s::kEventWarning, "ApplyFailed",
+           absl::StrCat(what, ": ", live.status().message()));
+      return absl::Status(live.status().code(),
+                          absl::StrCat("apply ", what, ": ", live.status().message()));
+    }
+    Observe(c, dc, std::move(*live), seen);
+  }
+  NEURON_RETURN_IF_ERROR(DeleteChildren(dc, seen.apis, children, std::nullopt));
+  // Without KMM no driver of ours loads anywhere: nodes are left as they are (tainting one
+  // would only evict its workloads for a driver that never comes).
+  if (seen.apis.kmm || dc.spec.driver_mode != DriverMode::kKmm) {
+    NEURON_ASSIGN_OR_RETURN(seen.upgrade, RollDriver(dc, obj, nodes));
+  }
+  if (seen.upgrade) {
+    result.requeue_after = seen.upgrade->recheck_after;
+    result.upgrade = Progress(*seen.upgrade, clock_.Now());
+  }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<std::optional<UpgradePlan>> Reconciler::RollDriver(const DeviceConfig& dc,

@@ -20,6 +20,7 @@
 #include "lib/k8s/rest_client.h"
 #include "lib/operator/children.h"
 #include "lib/operator/kube_version.h"
+#include "lib/operator/status.h"
 #include "lib/operator/upgrade.h"
 #include "nlohmann/json.hpp"
 
@@ -59,6 +60,10 @@ class Reconciler {
 
  private:
   absl::StatusOr<ReconcileResult> Finalize(const DeviceConfig& dc);
+  // The children, their pruning and the driver rollout; `seen` and `result` take what it saw.
+  absl::Status Act(const DeviceConfig& dc, const nlohmann::json& obj,
+                   const std::vector<nlohmann::json>& nodes, ObservedState& seen,
+                   ReconcileResult& result);
   absl::Status EnsureFinalizer(const nlohmann::json& obj);
   // Another live, valid DeviceConfig created earlier whose selector can match the same node.
   absl::StatusOr<std::optional<std::string>> OverlappingOwner(const DeviceConfig& dc);

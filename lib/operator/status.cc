@@ -231,9 +231,9 @@ json ComputeStatus(const DeviceConfig& dc, const ObservedState& seen, const json
                    "set it to roll versions node by node"));
     status.erase("upgrade");
   }
-  if (seen.blocker) {
-    set.push_back(Cond("Degraded", true, seen.blocker->reason, seen.blocker->message));
-    set.push_back(Cond("Ready", false, seen.blocker->reason, seen.blocker->message));
+  if (const std::optional<Blocker>& stop = seen.blocker ? seen.blocker : seen.failure) {
+    set.push_back(Cond("Degraded", true, stop->reason, stop->message));
+    set.push_back(Cond("Ready", false, stop->reason, stop->message));
   } else {
     const bool upgrade_failed = seen.upgrade && seen.upgrade->degraded;
     set.push_back(warnings.empty()

@@ -32,6 +32,7 @@ struct Blocker {
 struct ObservedState {
   ClusterApis apis;
   std::optional<Blocker> blocker;     // set: no child was applied this pass
+  std::optional<Blocker> failure;     // set: an API error ended the pass part way
   std::vector<std::string> warnings;  // non-blocking (an optional API missing, ...)
   int nodes_matching = 0;             // Nodes matching spec.selector
   // The live children as returned by the apply (null when absent / not applied).

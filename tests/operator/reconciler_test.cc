@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <set>
 
+#include "lib/k8s/errors.h"
 #include "lib/operator/children.h"
 #include "tests/operator/operator_test_util.h"
 
@@ -327,6 +328,40 @@ TEST_CASE("API errors fail the pass; the retry converges without duplicates",
   CHECK(names.size() == l->items.size());
   CHECK(names.count("neuron-node-metrics") == 1);
   CHECK(!f.cluster.GetDc("neuron")["status"].is_null());
+}
+
+TEST_CASE("a refused apply is Degraded in status before the pass fails", "[operator][reconcile]") {
+  Fixture f;
+  f.cluster.AddNode("trn-a", SampleNodeLabels());
+  f.cluster.CreateSample(kSample);
+  f.Pass();
+  ReportAllReady(f.cluster, 1);
+  f.Pass();
+  REQUIRE(CondStatus(f.cluster.GetDc("neuron"), "Ready") == "True");
+
+  // The server refuses a child (422): Ready=True must not outlive it, and the error is terminal.
+  f.cluster.server.InjectError("PATCH", "/daemonsets/", 422, 1);
+  auto refused = f.reconciler->Reconcile(kNs, "neuron");
+  REQUIRE_FALSE(refused.ok());
+  CHECK(k8s::IsTerminal(refused.status()));
+  json dc = f.cluster.GetDc("neuron");
+  CHECK(CondStatus(dc, "Ready") == "False");
+  CHECK(CondReason(dc, "Degraded") == "ApplyRejected");
+  CHECK(CondMessage(dc, "Degraded").find("DaemonSet") != std::string::npos);
+  CHECK(dc["status"]["observedGeneration"] == dc["metadata"]["generation"]);
+
+  // An outage (503) is retried with backoff, and says so meanwhile.
+  f.cluster.server.InjectError("PATCH", "/daemonsets/", 503, 1);
+  auto outage = f.reconciler->Reconcile(kNs, "neuron");
+  REQUIRE_FALSE(outage.ok());
+  CHECK_FALSE(k8s::IsTerminal(outage.status()));
+  CHECK(CondReason(f.cluster.GetDc("neuron"), "Degraded") == "ApplyFailed");
+
+  // The next good pass clears it.
+  f.Pass();
+  dc = f.cluster.GetDc("neuron");
+  CHECK(CondStatus(dc, "Degraded") == "False");
+  CHECK(CondStatus(dc, "Ready") == "True");
 }
 
 }  // namespace

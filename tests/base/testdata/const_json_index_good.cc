@@ -7,7 +7,7 @@ using nlohmann::json;
 
 int main() {
   json doc = json::parse(R"({"a": [1, 2], "m": {"k": "v"}})");
-  doc["inserted"] = 1;                   // non-const: inserts, defined
+  doc["inserted"] = 1;  // non-const: inserts, defined
   const json& view = doc;
   const json* a = view.contains("a") ? &view.at("a") : nullptr;  // at() throws, never UB
   const int first = a != nullptr && a->is_array() && !a->empty() ? (*a)[0].get<int>() : 0;

@@ -70,7 +70,7 @@ bench: build ## Run the benchmarks (figures are kept in bench/README.md)
 fmt: ## clang-format every C++ file in place
 	@git ls-files '*.cc' '*.h' | xargs clang-format -i
 
-lint: deps ## clang-format check, then clang-tidy-14 (.clang-tidy) over the release build
+lint: deps ## clang-format, const-json operator[] check, clang-tidy-14 (.clang-tidy) over the release build
 	@JOBS=$(JOBS) bash scripts/lint.sh
 
 manager: deps ## Build the operator binary (build/bin/neuron-operator)

@@ -7,6 +7,7 @@
 
 #include "cmd/neuron-operator/subcommand.h"
 #include "lib/base/flags.h"
+#include "lib/base/json_access.h"
 #include "lib/operator/children.h"
 #include "lib/operator/device_config.h"
 #include "lib/operator/render.h"
@@ -52,7 +53,7 @@ int RenderCommand(int argc, char** argv) {
   std::vector<Child> all;
   int configs = 0;
   for (const nlohmann::json& doc : *docs) {
-    if (!doc.is_object() || doc.value("kind", "") != kKind) continue;
+    if (StringMember(doc, "kind") != kKind) continue;  // any other shape is not ours
     ++configs;
     absl::StatusOr<DeviceConfig> dc = ParseDeviceConfig(doc);
     if (!dc.ok()) return Fail(file + ": " + std::string(dc.status().message()));

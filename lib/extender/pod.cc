@@ -6,7 +6,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "lib/assignment/ids.h"
-#include "lib/extender/json_access.h"
+#include "lib/base/json_access.h"
 
 namespace neuron::extender {
 namespace {

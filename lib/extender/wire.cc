@@ -6,6 +6,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "lib/base/json_access.h"
 #include "lib/base/json_escape.h"
 #include "lib/base/json_scanner.h"
 
@@ -16,21 +17,15 @@ using nlohmann::json;
 
 absl::Status Invalid(const std::string& what) { return absl::InvalidArgumentError(what); }
 
-// Present and not null.
-const json* Field(const json& obj, std::string_view key) {
-  const json* v = FindKey(obj, key);
-  return v && !v->is_null() ? v : nullptr;
-}
-
 absl::StatusOr<std::string> OptString(const json& obj, const std::string& key) {
-  const json* v = Field(obj, key);
+  const json* v = MemberFold(obj, key);
   if (!v) return std::string();
   if (!v->is_string()) return Invalid(absl::StrCat(key, " must be a string"));
   return v->get<std::string>();
 }
 
 absl::StatusOr<PodInfo> DecodePod(const json& root) {
-  const json* pod = Field(root, "Pod");
+  const json* pod = MemberFold(root, "Pod");
   if (!pod) return Invalid("Pod is missing");
   absl::StatusOr<PodInfo> p = ParsePod(*pod);
   if (!p.ok()) return Invalid(absl::StrCat("Pod: ", p.status().message()));
@@ -47,7 +42,9 @@ absl::StatusOr<json> ParseObject(std::string_view body, const std::string& type)
 }  // namespace
 
 absl::StatusOr<json> ParseJson(std::string_view body) {
-  // nlohmann's parser recurses per nesting level; refuse "[[[[..." before it can blow the stack.
+  // nlohmann 3.11 parses with an explicit stack and frees a tree iteratively, but copying,
+  // comparing and dumping a tree recurse per nesting level, and so do the readers of what this
+  // returns: refuse "[[[[..." here so nothing downstream can blow the stack.
   int depth = 0;
   bool in_string = false, escaped = false;
   for (char c : body) {
@@ -72,16 +69,6 @@ absl::StatusOr<json> ParseJson(std::string_view body) {
   json j = json::parse(body.begin(), body.end(), nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded()) return Invalid("request body is not valid JSON");
   return j;
-}
-
-const json* FindKey(const json& obj, std::string_view key) {
-  if (!obj.is_object()) return nullptr;
-  auto it = obj.find(key);
-  if (it != obj.end()) return &*it;
-  for (auto i = obj.begin(); i != obj.end(); ++i) {
-    if (absl::EqualsIgnoreCase(i.key(), absl::string_view(key.data(), key.size()))) return &*i;
-  }
-  return nullptr;
 }
 
 std::vector<std::string_view> ExtenderArgs::CandidateNames() const {
@@ -393,7 +380,7 @@ absl::StatusOr<std::vector<HostPriority>> DecodeHostPriorityList(std::string_vie
     absl::StatusOr<std::string> host = OptString(h, "Host");
     if (!host.ok()) return host.status();
     hp.host = *host;
-    if (const json* s = Field(h, "Score")) {
+    if (const json* s = MemberFold(h, "Score")) {
       if (!s->is_number_integer()) return Invalid("Score must be an integer");
       if (s->is_number_unsigned() &&
           s->get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
@@ -434,23 +421,23 @@ absl::StatusOr<PreemptionArgs> DecodePreemptionArgs(std::string_view body) {
   if (!pod.ok()) return pod.status();
   args.pod = std::move(*pod);
   // Meta form (nodeCacheCapable) wins; the full form carries v1.Pods whose metadata.uid we keep.
-  const bool meta = Field(*root, "NodeNameToMetaVictims") != nullptr;
+  const bool meta = MemberFold(*root, "NodeNameToMetaVictims") != nullptr;
   const json* map =
-      meta ? Field(*root, "NodeNameToMetaVictims") : Field(*root, "NodeNameToVictims");
+      meta ? MemberFold(*root, "NodeNameToMetaVictims") : MemberFold(*root, "NodeNameToVictims");
   if (!map) return args;
   if (!map->is_object()) return Invalid("NodeNameToVictims must be an object");
   for (const auto& [node, v] : map->items()) {
     if (!v.is_object()) return Invalid(absl::StrCat("victims of ", node, " must be an object"));
     MetaVictims mv;
-    if (const json* pods = Field(v, "Pods")) {
+    if (const json* pods = MemberFold(v, "Pods")) {
       if (!pods->is_array()) return Invalid(absl::StrCat("victims of ", node, ": Pods not array"));
       for (const json& p : *pods) {
         const json* uid = nullptr;
         if (meta) {
-          uid = p.is_object() ? Field(p, "UID") : nullptr;
-        } else if (const json* md = p.is_object() ? Field(p, "metadata") : nullptr;
+          uid = p.is_object() ? MemberFold(p, "UID") : nullptr;
+        } else if (const json* md = p.is_object() ? MemberFold(p, "metadata") : nullptr;
                    md && md->is_object()) {
-          uid = Field(*md, "uid");
+          uid = MemberFold(*md, "uid");
         }
         if (!uid || !uid->is_string()) {
           return Invalid(absl::StrCat("victim on ", node, " has no UID"));
@@ -458,7 +445,7 @@ absl::StatusOr<PreemptionArgs> DecodePreemptionArgs(std::string_view body) {
         mv.pod_uids.push_back(uid->get<std::string>());
       }
     }
-    if (const json* n = Field(v, "NumPDBViolations")) {
+    if (const json* n = MemberFold(v, "NumPDBViolations")) {
       if (!n->is_number_integer()) return Invalid("NumPDBViolations must be an integer");
       if (n->is_number_unsigned() &&
           n->get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {

@@ -20,15 +20,12 @@
 
 namespace neuron::extender {
 
-// Nesting deeper than this is refused before parsing (nlohmann's parser recurses).
+// Nesting deeper than this is refused before parsing: nlohmann's parser does not recurse, but
+// copying, comparing and serialising a json tree do, as do our readers of it.
 inline constexpr int kMaxJsonDepth = 128;
 
 // Parses `body` as JSON, refusing deep nesting; never throws.
 absl::StatusOr<nlohmann::json> ParseJson(std::string_view body);
-
-// Value of `key` in object `obj`, exact match first, else case-insensitive (Go semantics);
-// nullptr if absent.
-const nlohmann::json* FindKey(const nlohmann::json& obj, std::string_view key);
 
 // One v1.Node of a full-Nodes request: its name and its exact JSON text, a view into the
 // request body (the passing ones are echoed back byte for byte, never re-encoded).

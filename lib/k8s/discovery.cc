@@ -1,6 +1,7 @@
 #include "lib/k8s/discovery.h"
 
 #include "absl/strings/str_cat.h"
+#include "lib/base/json_access.h"
 #include "lib/base/status_macros.h"
 #include "lib/k8s/errors.h"
 
@@ -19,17 +20,18 @@ absl::StatusOr<std::vector<ApiResourceInfo>> Discovery::Resources(const std::str
   if (!j.ok()) {
     if (!absl::IsNotFound(j.status())) return j.status();
   } else {
-    if (!j->is_object() || !j->contains("resources") || !(*j)["resources"].is_array()) {
+    const nlohmann::json* resources = Member(*j, "resources");
+    if (resources == nullptr || !resources->is_array()) {
       return absl::DataLossError(absl::StrCat("k8s discovery ", path, ": no resources array"));
     }
-    for (const auto& r : (*j)["resources"]) {
-      if (!r.is_object() || !r.contains("name") || !r["name"].is_string()) continue;
+    for (const auto& r : *resources) {
       ApiResourceInfo info;
-      info.name = r["name"].get<std::string>();
-      info.kind = r.value("kind", "");
-      info.namespaced = r.value("namespaced", false);
-      if (r.contains("verbs") && r["verbs"].is_array()) {
-        for (const auto& v : r["verbs"]) {
+      info.name = StringMember(r, "name");
+      if (info.name.empty()) continue;
+      info.kind = StringMember(r, "kind");
+      info.namespaced = BoolOf(Member(r, "namespaced"));
+      if (const nlohmann::json* verbs = Member(r, "verbs"); verbs && verbs->is_array()) {
+        for (const auto& v : *verbs) {
           if (v.is_string()) info.verbs.push_back(v.get<std::string>());
         }
       }
@@ -71,15 +73,12 @@ absl::StatusOr<std::vector<std::string>> Discovery::GroupVersions(const std::str
   NEURON_ASSIGN_OR_RETURN(nlohmann::json j, client_.GetPath("/apis"));
   if (!j.contains("groups") || !j["groups"].is_array()) return out;
   for (const auto& g : j["groups"]) {
-    if (!g.is_object() || g.value("name", "") != group) continue;
-    std::string preferred;
-    if (g.contains("preferredVersion") && g["preferredVersion"].is_object()) {
-      preferred = g["preferredVersion"].value("version", "");
-    }
+    if (StringMember(g, "name") != group) continue;
+    const std::string preferred = StringAt(g, {"preferredVersion", "version"});
     if (!preferred.empty()) out.push_back(preferred);
-    if (g.contains("versions") && g["versions"].is_array()) {
-      for (const auto& v : g["versions"]) {
-        const std::string ver = v.is_object() ? v.value("version", "") : "";
+    if (const nlohmann::json* versions = Member(g, "versions"); versions && versions->is_array()) {
+      for (const auto& v : *versions) {
+        const std::string ver = StringMember(v, "version");
         if (!ver.empty() && ver != preferred) out.push_back(ver);
       }
     }

@@ -1,10 +1,12 @@
 #include "lib/k8s/errors.h"
 
 #include <cstdlib>
+#include <limits>
 
 #include "absl/strings/cord.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "lib/base/json_access.h"
 #include "nlohmann/json.hpp"
 
 namespace neuron::k8s {
@@ -61,15 +63,12 @@ absl::Status StatusFromHttp(int http_code, absl::string_view body,
   std::string message;
   std::optional<int> retry_after;
   auto j = nlohmann::json::parse(body.begin(), body.end(), nullptr, false);
-  if (!j.is_discarded() && j.is_object() && j.value("kind", "") == "Status") {
-    if (j.contains("reason") && j["reason"].is_string()) reason = j["reason"].get<std::string>();
-    if (j.contains("message") && j["message"].is_string()) {
-      message = j["message"].get<std::string>();
-    }
-    const auto& d = j.contains("details") ? j["details"] : nlohmann::json();
-    if (d.is_object() && d.contains("retryAfterSeconds") && d["retryAfterSeconds"].is_number()) {
-      retry_after = d["retryAfterSeconds"].get<int>();
-    }
+  if (!j.is_discarded() && StringMember(j, "kind") == "Status") {
+    reason = StringMember(j, "reason");
+    message = StringMember(j, "message");
+    // An int32 in the API; anything else is ignored.
+    const int64_t secs = IntOf(MemberAt(j, {"details", "retryAfterSeconds"}), -1);
+    if (secs >= 0 && secs <= std::numeric_limits<int>::max()) retry_after = static_cast<int>(secs);
   } else {
     message = std::string(body.substr(0, 256));
   }

@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "lib/base/json_access.h"
 #include "lib/k8s/errors.h"
 #include "lib/k8s/k8s_time.h"
 #include "lib/k8s/resource.h"
@@ -9,17 +10,14 @@
 namespace neuron::k8s {
 namespace {
 
-std::string S(const nlohmann::json& o, const char* k) {
-  auto it = o.find(k);
-  return it != o.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
+std::string S(const nlohmann::json& o, const char* k) { return StringMember(o, k); }
 
 }  // namespace
 
 nlohmann::json ObjectReference(const nlohmann::json& obj) {
   if (!obj.is_object()) return nlohmann::json::object();
   if (!obj.contains("metadata")) return obj;  // already a reference
-  const auto& m = obj["metadata"];
+  const nlohmann::json& m = MemberOrNull(obj, "metadata");
   nlohmann::json ref = {
       {"apiVersion", S(obj, "apiVersion")}, {"kind", S(obj, "kind")}, {"name", S(m, "name")}};
   if (const std::string ns = S(m, "namespace"); !ns.empty()) ref["namespace"] = ns;

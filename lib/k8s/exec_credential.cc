@@ -11,6 +11,7 @@
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
+#include "lib/base/json_access.h"
 #include "lib/base/status_macros.h"
 #include "lib/k8s/k8s_time.h"
 #include "nlohmann/json.hpp"
@@ -44,24 +45,20 @@ absl::StatusOr<ExecCredentialStatus> ParseExecCredential(const std::string& text
   if (j.is_discarded() || !j.is_object()) {
     return absl::UnauthenticatedError("exec credential: plugin output is not a JSON object");
   }
-  if (j.value("kind", "") != "ExecCredential") {
+  if (StringMember(j, "kind") != "ExecCredential") {
     return absl::UnauthenticatedError("exec credential: kind is not ExecCredential");
   }
-  const std::string api = j.contains("apiVersion") && j["apiVersion"].is_string()
-                              ? j["apiVersion"].get<std::string>()
-                              : "";
+  const std::string api = StringMember(j, "apiVersion");
   if (!want_api_version.empty() && api != want_api_version) {
     return absl::UnauthenticatedError(absl::StrCat("exec credential: apiVersion \"", api,
                                                    "\" does not match \"", want_api_version, "\""));
   }
-  if (!j.contains("status") || !j["status"].is_object()) {
+  const nlohmann::json* st = Member(j, "status");
+  if (st == nullptr || !st->is_object()) {
     return absl::UnauthenticatedError("exec credential: missing status");
   }
-  const auto& st = j["status"];
   ExecCredentialStatus out;
-  auto str = [&](const char* k) -> std::string {
-    return st.contains(k) && st[k].is_string() ? st[k].get<std::string>() : std::string();
-  };
+  auto str = [&](const char* k) { return StringMember(*st, k); };
   out.token = str("token");
   out.client_certificate_data = str("clientCertificateData");
   out.client_key_data = str("clientKeyData");

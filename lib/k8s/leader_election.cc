@@ -2,6 +2,7 @@
 
 #include "absl/random/distributions.h"
 #include "absl/strings/str_cat.h"
+#include "lib/base/json_access.h"
 #include "lib/base/random.h"
 #include "lib/k8s/errors.h"
 #include "lib/k8s/k8s_time.h"
@@ -12,10 +13,8 @@ namespace neuron::k8s {
 namespace {
 
 nlohmann::json Spec(const nlohmann::json& lease) {
-  if (lease.is_object() && lease.contains("spec") && lease["spec"].is_object()) {
-    return lease["spec"];
-  }
-  return nlohmann::json::object();
+  const nlohmann::json* spec = Member(lease, "spec");
+  return spec != nullptr && spec->is_object() ? *spec : nlohmann::json::object();
 }
 
 std::string Holder(const nlohmann::json& spec) { return spec.value("holderIdentity", ""); }

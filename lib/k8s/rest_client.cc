@@ -1,6 +1,7 @@
 #include "lib/k8s/rest_client.h"
 
 #include "absl/strings/str_cat.h"
+#include "lib/base/json_access.h"
 #include "lib/base/json_scanner.h"
 #include "lib/base/status_macros.h"
 #include "lib/k8s/errors.h"
@@ -14,10 +15,7 @@ void AddParam(std::string& path, const char* key, const std::string& value) {
                   QueryEscape(value));
 }
 
-std::string NameOf(const nlohmann::json& obj) {
-  if (!obj.is_object() || !obj.contains("metadata") || !obj["metadata"].is_object()) return "";
-  return obj["metadata"].value("name", "");
-}
+std::string NameOf(const nlohmann::json& obj) { return StringAt(obj, {"metadata", "name"}); }
 
 absl::StatusOr<nlohmann::json> ParseBody(const std::string& body) {
   if (body.empty()) return nlohmann::json::object();
@@ -206,7 +204,7 @@ absl::StatusOr<nlohmann::json> RestClient::Apply(const ResourceRef& ref, const s
       NameOf(obj).empty()) {
     return absl::InvalidArgumentError("k8s apply: object needs apiVersion, kind, metadata.name");
   }
-  if (obj["metadata"].contains("managedFields")) {
+  if (MemberOrNull(obj, "metadata").contains("managedFields")) {
     return absl::InvalidArgumentError("k8s apply: object must not carry managedFields");
   }
   return Patch(ref, ns, NameOf(obj), PatchType::kApply, obj,

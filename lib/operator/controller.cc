@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "lib/base/json_access.h"
 #include "lib/k8s/discovery.h"
 #include "lib/k8s/errors.h"
 #include "spdlog/spdlog.h"
@@ -16,27 +17,22 @@ using nlohmann::json;
 
 const json& LabelsOf(const json& obj) {
   static const json kNone = json::object();
-  if (!obj.contains("metadata")) return kNone;
-  const json& m = obj["metadata"];
-  auto it = m.find("labels");
-  return it != m.end() && it->is_object() ? *it : kNone;
+  const json* labels = MemberAt(obj, {"metadata", "labels"});
+  return labels != nullptr && labels->is_object() ? *labels : kNone;
 }
 
 // Nodes are cached as identity, labels and taints only: 5,000 full Node objects would be most
 // of the operator's memory; the selector reads labels, driver upgrades labels and taints, and
 // events name the node.
 void KeepNodeEssentials(json& node) {
-  const json& meta = node["metadata"];
   json slim = {{"apiVersion", "v1"},
                {"kind", "Node"},
                {"metadata",
-                {{"name", meta.value("name", "")},
-                 {"uid", meta.value("uid", "")},
-                 {"resourceVersion", meta.value("resourceVersion", "")},
+                {{"name", StringAt(node, {"metadata", "name"})},
+                 {"uid", StringAt(node, {"metadata", "uid"})},
+                 {"resourceVersion", StringAt(node, {"metadata", "resourceVersion"})},
                  {"labels", LabelsOf(node)}}}};
-  if (node.contains("/spec/taints"_json_pointer)) {
-    slim["spec"]["taints"] = node["spec"]["taints"];
-  }
+  if (const json* taints = MemberAt(node, {"spec", "taints"})) slim["spec"]["taints"] = *taints;
   node = std::move(slim);
 }
 
@@ -125,7 +121,7 @@ void Controller::Enqueue(const std::string& key) { queue_.Add(key); }
 void Controller::EnqueueOwner(const k8s::ObjectPtr& obj) {
   // The owner label is "<namespace>.<name>"; namespaces are DNS labels (no dots), so the
   // first dot separates them.
-  const std::string owner = LabelsOf(*obj).value(kOwnerLabel, "");
+  const std::string owner = StringMember(LabelsOf(*obj), kOwnerLabel);
   const size_t dot = owner.find('.');
   if (dot == std::string::npos) return;
   Enqueue(absl::StrCat(owner.substr(0, dot), "/", owner.substr(dot + 1)));

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "lib/base/json_access.h"
 #include "lib/k8s/k8s_time.h"
 #include "lib/operator/device_config_syntax.h"
 
@@ -11,16 +12,6 @@ namespace neuron::op {
 namespace {
 
 using nlohmann::json;
-
-// obj[key] when obj is an object holding it, else null (never inserts, never throws).
-const json& Member(const json& obj, const std::string& key) {
-  static const json kNull;
-  if (!obj.is_object()) return kNull;
-  auto it = obj.find(key);
-  return it == obj.end() ? kNull : *it;
-}
-
-std::string StringOf(const json& v) { return v.is_string() ? v.get<std::string>() : ""; }
 
 // User text quoted in an error, cut to a readable length on a UTF-8 boundary (the message ends
 // up in a condition, which the API server caps and which must stay valid UTF-8).
@@ -36,7 +27,7 @@ std::string Clip(const std::string& s) {
 // problem, never an exception.
 void ReadString(const json& spec, const char* key, std::string& out,
                 std::vector<FieldError>& problems) {
-  const json& v = Member(spec, key);
+  const json& v = MemberOrNull(spec, key);
   if (v.is_null()) return;
   if (!v.is_string()) {
     problems.push_back({absl::StrCat("spec.", key), "must be a string"});
@@ -46,27 +37,27 @@ void ReadString(const json& spec, const char* key, std::string& out,
 }
 
 void ReadMetadata(const json& meta, DeviceConfig& dc) {
-  dc.name = StringOf(Member(meta, "name"));
-  dc.ns = StringOf(Member(meta, "namespace"));
-  dc.uid = StringOf(Member(meta, "uid"));
-  dc.resource_version = StringOf(Member(meta, "resourceVersion"));
+  dc.name = StringOf(MemberOrNull(meta, "name"));
+  dc.ns = StringOf(MemberOrNull(meta, "namespace"));
+  dc.uid = StringOf(MemberOrNull(meta, "uid"));
+  dc.resource_version = StringOf(MemberOrNull(meta, "resourceVersion"));
   // The server writes these; a malformed value reads as unset rather than failing the object.
-  if (const json& g = Member(meta, "generation"); g.is_number_integer()) {
+  if (const json& g = MemberOrNull(meta, "generation"); g.is_number_integer()) {
     dc.generation = g.get<int64_t>();
   }
-  dc.deleting = !Member(meta, "deletionTimestamp").is_null();
-  if (const json& f = Member(meta, "finalizers"); f.is_array()) {
+  dc.deleting = !MemberOrNull(meta, "deletionTimestamp").is_null();
+  if (const json& f = MemberOrNull(meta, "finalizers"); f.is_array()) {
     for (const json& s : f) {
       if (s.is_string()) dc.finalizers.push_back(s.get<std::string>());
     }
   }
-  if (auto t = k8s::ParseTime(StringOf(Member(meta, "creationTimestamp"))); t.ok()) {
+  if (auto t = k8s::ParseTime(StringOf(MemberOrNull(meta, "creationTimestamp"))); t.ok()) {
     dc.creation_time = *t;
   }
 }
 
 void ReadUpgradePolicy(const json& v, UpgradePolicy& p, std::vector<FieldError>& problems) {
-  if (const json& n = Member(v, "maxParallel"); n.is_number_integer()) {
+  if (const json& n = MemberOrNull(v, "maxParallel"); n.is_number_integer()) {
     // Read as 64 bits: a huge value must fail the check, not wrap into range.
     const int64_t max = n.get<int64_t>();
     if (max < 1 || max > 10000) {
@@ -77,7 +68,7 @@ void ReadUpgradePolicy(const json& v, UpgradePolicy& p, std::vector<FieldError>&
   } else if (!n.is_null()) {
     problems.push_back({"spec.upgradePolicy.maxParallel", "must be an integer"});
   }
-  if (const json& t = Member(v, "nodeTimeout"); t.is_string()) {
+  if (const json& t = MemberOrNull(v, "nodeTimeout"); t.is_string()) {
     // Go duration syntax ("15m", "1h30m"), which absl::ParseDuration shares.
     absl::Duration d;
     if (!absl::ParseDuration(t.get<std::string>(), &d) || d <= absl::ZeroDuration()) {
@@ -90,7 +81,7 @@ void ReadUpgradePolicy(const json& v, UpgradePolicy& p, std::vector<FieldError>&
   } else if (!t.is_null()) {
     problems.push_back({"spec.upgradePolicy.nodeTimeout", "must be a duration string (15m)"});
   }
-  if (const json& b = Member(v, "paused"); b.is_boolean()) {
+  if (const json& b = MemberOrNull(v, "paused"); b.is_boolean()) {
     p.paused = b.get<bool>();
   } else if (!b.is_null()) {
     problems.push_back({"spec.upgradePolicy.paused", "must be true or false"});
@@ -118,14 +109,14 @@ void ReadSpec(const json& spec, DeviceConfigSpec& s, std::vector<FieldError>& pr
                                                         "\": use kmm or preinstalled")});
   }
 
-  if (const json& v = Member(spec, "useInTreeDrivers"); v.is_boolean()) {
+  if (const json& v = MemberOrNull(spec, "useInTreeDrivers"); v.is_boolean()) {
     s.use_in_tree_drivers = v.get<bool>();
   } else if (!v.is_null()) {
     problems.push_back({"spec.useInTreeDrivers", "must be true or false"});
   }
 
-  if (const json& v = Member(spec, "imageRepoSecret"); v.is_object()) {
-    const json& name = Member(v, "name");
+  if (const json& v = MemberOrNull(spec, "imageRepoSecret"); v.is_object()) {
+    const json& name = MemberOrNull(v, "name");
     if (name.is_string()) {
       s.image_repo_secret = name.get<std::string>();
     } else if (!name.is_null()) {
@@ -135,13 +126,13 @@ void ReadSpec(const json& spec, DeviceConfigSpec& s, std::vector<FieldError>& pr
     problems.push_back({"spec.imageRepoSecret", "must be an object {name: <secret>}"});
   }
 
-  if (const json& v = Member(spec, "upgradePolicy"); v.is_object()) {
+  if (const json& v = MemberOrNull(spec, "upgradePolicy"); v.is_object()) {
     ReadUpgradePolicy(v, s.upgrade, problems);
   } else if (!v.is_null()) {
     problems.push_back({"spec.upgradePolicy", "must be an object"});
   }
 
-  if (const json& v = Member(spec, "selector"); v.is_object()) {
+  if (const json& v = MemberOrNull(spec, "selector"); v.is_object()) {
     for (const auto& [key, value] : v.items()) {
       if (!value.is_string()) {
         problems.push_back({absl::StrCat("spec.selector[", Clip(key), "]"),
@@ -176,14 +167,14 @@ bool DeviceConfig::HasFinalizer() const {
 
 absl::StatusOr<DeviceConfig> ParseDeviceConfig(const json& obj) {
   if (!obj.is_object()) return absl::InvalidArgumentError("a DeviceConfig must be an object");
-  const json& meta = Member(obj, "metadata");
-  if (StringOf(Member(meta, "name")).empty()) {
+  const json& meta = MemberOrNull(obj, "metadata");
+  if (StringOf(MemberOrNull(meta, "name")).empty()) {
     return absl::InvalidArgumentError("a DeviceConfig needs metadata.name");
   }
   DeviceConfig dc;
-  dc.api_version = StringOf(Member(obj, "apiVersion"));
+  dc.api_version = StringOf(MemberOrNull(obj, "apiVersion"));
   ReadMetadata(meta, dc);
-  const json& spec = Member(obj, "spec");
+  const json& spec = MemberOrNull(obj, "spec");
   if (spec.is_object()) {
     ReadSpec(spec, dc.spec, dc.parse_problems);
   } else if (!spec.is_null()) {
@@ -288,7 +279,7 @@ std::string JoinFieldErrors(const std::vector<FieldError>& errors) {
 
 bool SelectorMatches(const std::map<std::string, std::string>& selector, const json& labels) {
   for (const auto& [k, v] : selector) {
-    const json& got = Member(labels, k);
+    const json& got = MemberOrNull(labels, k);
     if (!got.is_string() || got.get_ref<const std::string&>() != v) return false;
   }
   return true;

@@ -1,14 +1,14 @@
 // File: lib/operator/olm_bundle.cc
 #include "lib/operator/olm_bundle.h"
 
-#include <initializer_list>
 #include <map>
-#include <regex>
 #include <set>
+#include <string_view>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "lib/base/json_access.h"
 #include "lib/operator/render.h"
 
 namespace neuron::op {
@@ -19,30 +19,32 @@ using json = nlohmann::json;
 constexpr char kMediaType[] = "registry+v1";
 constexpr char kSource[] = "https://github.com/awslabs/neuron-k8s";
 
-// o[k0][k1]... without nlohmann's const operator[] (undefined behaviour on a missing key): null
-// when a step is missing or not an object. Manifests here may have any shape.
-const json& Field(const json& o, std::initializer_list<const char*> keys) {
-  static const json kNull;
-  const json* cur = &o;
-  for (const char* k : keys) {
-    if (!cur->is_object()) return kNull;
-    const auto it = cur->find(k);
-    if (it == cur->end()) return kNull;
-    cur = &*it;
-  }
-  return *cur;
-}
-
 std::string Kind(const json& o) { return o.value("kind", ""); }
 std::string Name(const json& o) { return o.value("metadata", json::object()).value("name", ""); }
 
 absl::Status Invalid(const std::string& what) { return absl::InvalidArgumentError(what); }
 
-// Semantic versioning's core and pre-release (OLM compares CSV versions as semver).
-bool IsSemver(const std::string& v) {
-  static const std::regex kSemver(
-      R"((0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?)");
-  return std::regex_match(v, kSemver);
+// Semantic versioning's core and pre-release (OLM compares CSV versions as semver):
+// (0|[1-9][0-9]*)(\.(0|[1-9][0-9]*)){2}(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?, scanned by hand
+// (std::regex recurses per character).
+bool IsSemver(std::string_view v) {
+  size_t i = 0;
+  for (int part = 0; part < 3; ++part) {
+    if (part > 0 && (i >= v.size() || v[i++] != '.')) return false;
+    const size_t start = i;
+    while (i < v.size() && absl::ascii_isdigit(static_cast<unsigned char>(v[i]))) ++i;
+    if (i == start || (v[start] == '0' && i - start > 1)) return false;
+  }
+  for (const char lead : {'-', '+'}) {
+    if (i >= v.size() || v[i] != lead) continue;
+    const size_t start = ++i;
+    while (i < v.size() &&
+           (absl::ascii_isalnum(static_cast<unsigned char>(v[i])) || v[i] == '.' || v[i] == '-')) {
+      ++i;
+    }
+    if (i == start) return false;
+  }
+  return i == v.size();
 }
 
 std::string CsvName(const BundleOptions& o) { return o.package + ".v" + o.version; }
@@ -61,7 +63,7 @@ absl::StatusOr<Sorted> Sort(const std::vector<json>& manifests) {
   for (const json& m : manifests) {
     if (Kind(m) == "CustomResourceDefinition") {
       s.crds.push_back(m);
-      owned_kinds.insert(Field(m, {"spec", "names"}).value("kind", ""));
+      owned_kinds.insert(MemberOrNull(m, {"spec", "names"}).value("kind", ""));
     }
   }
   for (const json& m : manifests) {
@@ -70,7 +72,7 @@ absl::StatusOr<Sorted> Sort(const std::vector<json>& manifests) {
       continue;  // CRDs above; OLM makes the namespace and the service accounts
     } else if (kind == "Deployment") {
       s.deployments.push_back(m);
-      s.ns = Field(m, {"metadata"}).value("namespace", s.ns);
+      s.ns = MemberOrNull(m, {"metadata"}).value("namespace", s.ns);
     } else if (kind == "ClusterRole") {
       s.cluster_roles[Name(m)] = m;
     } else if (kind == "Role") {
@@ -105,8 +107,8 @@ std::vector<std::string> Accounts(const json& binding) {
 absl::StatusOr<json> Permissions(const Sorted& s, bool cluster) {
   std::map<std::string, json> rules;  // account -> rules
   for (const json& b : cluster ? s.cluster_bindings : s.bindings) {
-    const std::string role_kind = Field(b, {"roleRef"}).value("kind", "");
-    const std::string role = Field(b, {"roleRef"}).value("name", "");
+    const std::string role_kind = MemberOrNull(b, {"roleRef"}).value("kind", "");
+    const std::string role = MemberOrNull(b, {"roleRef"}).value("name", "");
     const auto& pool = role_kind == "ClusterRole" ? s.cluster_roles : s.roles;
     const auto it = pool.find(role);
     if (it == pool.end()) {
@@ -154,7 +156,7 @@ json RelatedImages(const std::vector<json>& deployments, const std::vector<json>
   json related = json::array();
   std::set<std::string> seen;
   for (const json& d : deployments) {
-    for (const json& c : Field(d, {"spec", "template", "spec", "containers"})) {
+    for (const json& c : MemberOrNull(d, {"spec", "template", "spec", "containers"})) {
       AddImage(related, seen, c.value("name", "operator"), c.value("image", ""));
       for (const json& a : c.value("args", json::array())) {
         const std::string arg = a.get<std::string>();
@@ -180,8 +182,8 @@ json RelatedImages(const std::vector<json>& deployments, const std::vector<json>
 json OwnedCrds(const std::vector<json>& crds) {
   json owned = json::array();
   for (const json& crd : crds) {
-    const json& names = Field(crd, {"spec", "names"});
-    for (const json& v : Field(crd, {"spec", "versions"})) {
+    const json& names = MemberOrNull(crd, {"spec", "names"});
+    for (const json& v : MemberOrNull(crd, {"spec", "versions"})) {
       if (!v.value("served", false)) continue;
       owned.push_back({{"name", Name(crd)},
                        {"version", v.value("name", "")},
@@ -224,7 +226,7 @@ absl::StatusOr<json> Csv(const Sorted& s, const BundleOptions& o) {
   if (!permissions.ok()) return permissions.status();
   std::set<std::string> granted;
   for (const json* list : {&*cluster_permissions, &*permissions}) {
-    for (const json& p : *list) granted.insert(p["serviceAccountName"].get<std::string>());
+    for (const json& p : *list) granted.insert(StringMember(p, "serviceAccountName"));
   }
 
   json deployments = json::array();
@@ -335,8 +337,8 @@ absl::StatusOr<std::vector<BundleFile>> BundleFiles(const std::vector<json>& man
   std::vector<BundleFile> files;
   files.push_back({"manifests/" + opts.package + ".clusterserviceversion.yaml", ToYaml(*csv)});
   for (const json& crd : s->crds) {
-    const std::string group = Field(crd, {"spec"}).value("group", "");
-    const std::string plural = Field(crd, {"spec", "names"}).value("plural", "");
+    const std::string group = MemberOrNull(crd, {"spec"}).value("group", "");
+    const std::string plural = MemberOrNull(crd, {"spec", "names"}).value("plural", "");
     files.push_back({"manifests/" + group + "_" + plural + ".yaml", StripNamespace(crd)});
   }
   for (const json& extra : s->extras) {
@@ -369,12 +371,12 @@ absl::StatusOr<std::vector<BundleFile>> CatalogFiles(const std::vector<json>& ma
       json::array({{{"type", "olm.package"},
                     {"value", {{"packageName", opts.package}, {"version", opts.version}}}}});
   for (const json& owned : OwnedCrds(s->crds)) {
-    const std::string name = owned["name"];
+    const std::string name = StringMember(owned, "name");
     properties.push_back({{"type", "olm.gvk"},
                           {"value",
                            {{"group", name.substr(name.find('.') + 1)},
-                            {"version", owned["version"]},
-                            {"kind", owned["kind"]}}}});
+                            {"version", MemberOrNull(owned, "version")},
+                            {"kind", MemberOrNull(owned, "kind")}}}});
   }
   std::string catalog;
   for (const json& doc :

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "lib/base/json_access.h"
 #include "lib/base/status_macros.h"
 #include "lib/k8s/conditions.h"
 #include "lib/k8s/errors.h"
@@ -21,7 +22,7 @@ constexpr absl::Duration kDeletionPoll = absl::Seconds(2);
 std::string Key(const DeviceConfig& dc) { return absl::StrCat(dc.ns, "/", dc.name); }
 
 std::string ChildNs(const Child& c) {
-  return c.ref.namespaced ? c.object["metadata"].value("namespace", std::string()) : "";
+  return c.ref.namespaced ? StringAt(c.object, {"metadata", "namespace"}) : "";
 }
 
 // Two equality selectors can match one node unless they disagree on a key both name.
@@ -36,8 +37,8 @@ bool SelectorsOverlap(const std::map<std::string, std::string>& a,
 
 // Where the live object of a child goes in the status inputs.
 void Observe(const Child& c, const DeviceConfig& dc, json live, ObservedState& seen) {
-  const std::string name = c.object["metadata"].value("name", std::string());
-  const std::string kind = c.object.value("kind", std::string());
+  const std::string name = StringAt(c.object, {"metadata", "name"});
+  const std::string kind = StringMember(c.object, "kind");
   if (kind == "Module") {
     seen.module = std::move(live);
   } else if (kind == "Deployment") {
@@ -61,7 +62,7 @@ void Observe(const Child& c, const DeviceConfig& dc, json live, ObservedState& s
 
 bool SameObject(const Child& c, const k8s::ResourceRef& ref, const json& item) {
   return c.ref.group == ref.group && c.ref.resource == ref.resource &&
-         c.object["metadata"].value("name", "") == item["metadata"].value("name", "");
+         StringAt(c.object, {"metadata", "name"}) == StringAt(item, {"metadata", "name"});
 }
 
 std::string ConditionStatus(const json& status, const std::string& type) {
@@ -170,7 +171,7 @@ absl::StatusOr<ReconcileResult> Reconciler::Reconcile(const std::string& ns,
   NEURON_ASSIGN_OR_RETURN(const std::vector<json> nodes, nodes_());
   seen.nodes_matching =
       static_cast<int>(std::count_if(nodes.begin(), nodes.end(), [&](const json& n) {
-        return SelectorMatches(dc.spec.selector, n["metadata"].value("labels", json::object()));
+        return SelectorMatches(dc.spec.selector, MemberOrNull(n, {"metadata", "labels"}));
       }));
   ReconcileResult result;
   absl::Status failed;
@@ -227,8 +228,8 @@ absl::Status Reconciler::Act(const DeviceConfig& dc, const json& obj,
     absl::StatusOr<json> live =
         client_.Apply(c.ref, ChildNs(c), c.object, settings_.field_manager, /*force=*/true);
     if (!live.ok()) {
-      const std::string what =
-          absl::StrCat(c.object.value("kind", ""), " ", c.object["metadata"].value("name", ""));
+      const std::string what = absl::StrCat(StringMember(c.object, "kind"), " ",
+                                            StringAt(c.object, {"metadata", "name"}));
       spdlog::warn("apply failed deviceconfig={} object=\"{}\" error=\"{}\"", Key(dc), what,
                    std::string(live.status().message()));
       Emit(obj, k8s::kEventWarning, "ApplyFailed",
@@ -261,7 +262,7 @@ absl::StatusOr<std::optional<UpgradePlan>> Reconciler::RollDriver(const DeviceCo
     return std::nullopt;
   }
   const std::vector<NodeUpgrade> previous =
-      ParseNodeUpgrades(obj.contains("status") ? obj["status"].value("nodes", json()) : json());
+      ParseNodeUpgrades(MemberOrNull(obj, {"status", "nodes"}));
   UpgradePlan plan = PlanUpgrade(dc, nodes, previous, clock_.Now());
   NEURON_RETURN_IF_ERROR(ApplyNodeChanges(dc, plan.changes));
   for (const Transition& t : plan.transitions) {
@@ -275,7 +276,7 @@ absl::StatusOr<std::optional<UpgradePlan>> Reconciler::RollDriver(const DeviceCo
                 StateName(t.to), t.node, t.message);
     Emit(obj, type, reason, absl::StrCat("node ", t.node, ": ", t.message));
     auto node = std::find_if(nodes.begin(), nodes.end(), [&](const json& n) {
-      return n["metadata"].value("name", "") == t.node;
+      return StringAt(n, {"metadata", "name"}) == t.node;
     });
     if (node != nodes.end()) {
       Emit(*node, type, reason, absl::StrCat("DeviceConfig ", Key(dc), ": ", t.message));
@@ -339,14 +340,15 @@ absl::StatusOr<ReconcileResult> Reconciler::Finalize(const DeviceConfig& dc) {
 }
 
 absl::Status Reconciler::EnsureFinalizer(const json& obj) {
-  json finalizers = obj["metadata"].value("finalizers", json::array());
+  const json* present = MemberAt(obj, {"metadata", "finalizers"});
+  json finalizers = present != nullptr && present->is_array() ? *present : json::array();
   finalizers.push_back(kFinalizer);
   const json patch = {{"metadata",
                        {{"finalizers", finalizers},
-                        {"resourceVersion", obj["metadata"].value("resourceVersion", "")}}}};
+                        {"resourceVersion", StringAt(obj, {"metadata", "resourceVersion"})}}}};
   return client_
-      .Patch(DeviceConfigRef(), obj["metadata"].value("namespace", ""),
-             obj["metadata"].value("name", ""), k8s::PatchType::kMerge, patch)
+      .Patch(DeviceConfigRef(), StringAt(obj, {"metadata", "namespace"}),
+             StringAt(obj, {"metadata", "name"}), k8s::PatchType::kMerge, patch)
       .status();
 }
 
@@ -381,8 +383,8 @@ absl::StatusOr<std::vector<Reconciler::LiveChild>> Reconciler::ListChildren(
     if (absl::IsNotFound(list.status())) continue;  // the API went away since discovery
     NEURON_RETURN_IF_ERROR(list.status());
     for (json& item : list->items) {
-      const json labels = item["metadata"].value("labels", json::object());
-      if (component && labels.value(kComponentLabel, "") != ComponentName(*component)) continue;
+      const json& labels = MemberOrNull(item, {"metadata", "labels"});
+      if (component && StringMember(labels, kComponentLabel) != ComponentName(*component)) continue;
       out.push_back({ref, ns, std::move(item)});
     }
   }
@@ -398,8 +400,8 @@ absl::Status Reconciler::DeleteChildren(const DeviceConfig& dc, const ClusterApi
                     [&](const Child& c) { return SameObject(c, l.ref, l.object); })) {
       continue;
     }
-    if (l.object["metadata"].contains("deletionTimestamp")) continue;  // already going
-    const std::string name = l.object["metadata"].value("name", "");
+    if (MemberAt(l.object, {"metadata", "deletionTimestamp"})) continue;  // already going
+    const std::string name = StringAt(l.object, {"metadata", "name"});
     k8s::DeleteOptions del;
     // Foreground: the object stays until its pods are gone, so the next stage (the driver)
     // starts only when nothing holds /dev/neuron* any more.
@@ -414,8 +416,8 @@ absl::Status Reconciler::DeleteChildren(const DeviceConfig& dc, const ClusterApi
 
 absl::Status Reconciler::WriteStatus(const json& obj, const json& status) {
   return client_
-      .Patch(DeviceConfigRef(), obj["metadata"].value("namespace", ""),
-             obj["metadata"].value("name", ""), k8s::PatchType::kMerge, {{"status", status}},
+      .Patch(DeviceConfigRef(), StringAt(obj, {"metadata", "namespace"}),
+             StringAt(obj, {"metadata", "name"}), k8s::PatchType::kMerge, {{"status", status}},
              k8s::PatchOptions{"", false, "status"})
       .status();
 }

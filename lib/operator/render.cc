@@ -1,8 +1,9 @@
 // File: lib/operator/render.cc
 #include "lib/operator/render.h"
 
-#include <regex>
+#include <string_view>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "yaml-cpp/yaml.h"
 
@@ -16,13 +17,38 @@ using nlohmann::json;
 // bools; and anything that starts like a number and holds only characters of YAML 1.1 numbers
 // and dates (1_000, 1:30, 0b101, 2001-12-14). Quoting a string that needed none is harmless;
 // "128Mi" or "10m" stay plain.
-bool ReadsAsNonString(const std::string& s) {
-  static const std::regex kWord(
-      "~|null|Null|NULL|true|True|TRUE|false|False|FALSE|y|Y|yes|Yes|YES|n|N|no|No|NO|on|On|"
-      "ON|off|Off|OFF|[-+]?\\.(inf|Inf|INF)|\\.(nan|NaN|NAN)");
-  static const std::regex kNumberLike("[-+]?\\.?[0-9][0-9a-fA-FxXoO_.:+ tTzZ-]*");
-  return s.empty() || std::regex_match(s, kWord) || std::regex_match(s, kNumberLike);
+//
+// Hand-written, not std::regex: libstdc++'s regex recurses per character, so a string of a few
+// hundred KB in a manifest would overflow the stack.
+bool IsWord(std::string_view s) {
+  static constexpr std::string_view kWords[] = {
+      "~",    "null", "Null",  "NULL",  "true",  "True",  "TRUE",  "false", "False", "FALSE",
+      "y",    "Y",    "yes",   "Yes",   "YES",   "n",     "N",     "no",    "No",    "NO",
+      "on",   "On",   "ON",    "off",   "Off",   "OFF",   ".inf",  ".Inf",  ".INF",  ".nan",
+      ".NaN", ".NAN", "+.inf", "+.Inf", "+.INF", "-.inf", "-.Inf", "-.INF"};
+  for (std::string_view w : kWords) {
+    if (s == w) return true;
+  }
+  return false;
 }
+
+// [-+]?\.?[0-9][0-9a-fA-FxXoO_.:+ tTzZ-]*
+bool IsNumberLike(std::string_view s) {
+  size_t i = 0;
+  if (i < s.size() && (s[i] == '-' || s[i] == '+')) ++i;
+  if (i < s.size() && s[i] == '.') ++i;
+  if (i >= s.size() || !absl::ascii_isdigit(static_cast<unsigned char>(s[i]))) return false;
+  for (++i; i < s.size(); ++i) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (absl::ascii_isxdigit(c)) continue;
+    if (std::string_view("xXoO_.:+ tTzZ-").find(static_cast<char>(c)) == std::string_view::npos) {
+      return false;
+    }
+  }
+  return true;
+}
+
+bool ReadsAsNonString(const std::string& s) { return s.empty() || IsWord(s) || IsNumberLike(s); }
 
 // yaml-cpp 0.7 writes a literal block as `|` (clip) with no indentation indicator, which reads
 // back right only for text that ends in exactly one newline, has no leading space (the first

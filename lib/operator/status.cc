@@ -2,10 +2,12 @@
 #include "lib/operator/status.h"
 
 #include <algorithm>
+#include <limits>
 #include <optional>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "lib/base/json_access.h"
 #include "lib/k8s/conditions.h"
 
 namespace neuron::op {
@@ -13,10 +15,12 @@ namespace {
 
 using nlohmann::json;
 
+// The workload counts are int32 in the API; anything else reads as 0.
 int IntAt(const json& obj, const json::json_pointer& p) {
-  if (!obj.is_object() || !obj.contains(p)) return 0;
-  const json& v = obj.at(p);
-  return v.is_number_integer() ? v.get<int>() : 0;
+  const int64_t v = neuron::IntAt(obj, p);
+  return v >= std::numeric_limits<int>::min() && v <= std::numeric_limits<int>::max()
+             ? static_cast<int>(v)
+             : 0;
 }
 
 bool Present(const json& obj) { return obj.is_object() && !obj.empty(); }

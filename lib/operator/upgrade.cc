@@ -6,6 +6,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "lib/base/json_access.h"
 #include "lib/k8s/k8s_time.h"
 
 namespace neuron::op {
@@ -22,30 +23,24 @@ constexpr size_t kNamesShown = 5;
 
 const json& Labels(const json& node) {
   static const json kNone = json::object();
-  const json* l = node.contains("metadata") ? &node["metadata"] : nullptr;
-  if (l == nullptr || !l->contains("labels") || !(*l)["labels"].is_object()) return kNone;
-  return (*l)["labels"];
+  const json* l = MemberAt(node, {"metadata", "labels"});
+  return l != nullptr && l->is_object() ? *l : kNone;
 }
 
 std::string LabelOf(const json& node, const std::string& key) {
-  const json& l = Labels(node);
-  auto it = l.find(key);
-  return it != l.end() && it->is_string() ? it->get<std::string>() : "";
+  return StringMember(Labels(node), key);
 }
 
 bool HasLabel(const json& node, const std::string& key) { return Labels(node).contains(key); }
 
-std::string NameOf(const json& node) {
-  return node.contains("metadata") ? node["metadata"].value("name", "") : "";
-}
+std::string NameOf(const json& node) { return StringAt(node, {"metadata", "name"}); }
 
 json TaintsOf(const json& node) {
-  if (!node.contains("spec") || !node["spec"].contains("taints")) return json::array();
-  const json& t = node["spec"]["taints"];
-  return t.is_array() ? t : json::array();
+  const json* t = MemberAt(node, {"spec", "taints"});
+  return t != nullptr && t->is_array() ? *t : json::array();
 }
 
-bool IsOurTaint(const json& t) { return t.is_object() && t.value("key", "") == kUpgradeTaintKey; }
+bool IsOurTaint(const json& t) { return StringMember(t, "key") == kUpgradeTaintKey; }
 
 bool HasOurTaint(const json& node) {
   const json taints = TaintsOf(node);
@@ -77,7 +72,7 @@ bool OtherVersionLabel(const json& node, const std::string& ours) {
 NodeChange ChangeFor(const json& node) {
   NodeChange c;
   c.node = NameOf(node);
-  c.resource_version = node["metadata"].value("resourceVersion", "");
+  c.resource_version = StringAt(node, {"metadata", "resourceVersion"});
   return c;
 }
 
@@ -125,11 +120,10 @@ std::vector<NodeUpgrade> ParseNodeUpgrades(const json& status_nodes) {
   std::vector<NodeUpgrade> out;
   if (!status_nodes.is_array()) return out;
   for (const json& e : status_nodes) {
-    if (!e.is_object() || !e.value("name", json()).is_string()) continue;
     NodeUpgrade n;
-    n.node = e.value("name", "");
-    n.version = e.value("driverVersion", json("")).is_string() ? e.value("driverVersion", "") : "";
-    const std::string state = e.value("state", json("")).is_string() ? e.value("state", "") : "";
+    n.node = StringMember(e, "name");
+    n.version = StringMember(e, "driverVersion");
+    const std::string state = StringMember(e, "state");
     bool known = false;
     for (NodeUpgradeState s : {NodeUpgradeState::kPending, NodeUpgradeState::kUpgrading,
                                NodeUpgradeState::kDone, NodeUpgradeState::kFailed}) {
@@ -138,7 +132,7 @@ std::vector<NodeUpgrade> ParseNodeUpgrades(const json& status_nodes) {
         known = true;
       }
     }
-    auto since = k8s::ParseTime(e.value("since", json("")).is_string() ? e.value("since", "") : "");
+    auto since = k8s::ParseTime(StringMember(e, "since"));
     if (!known || !since.ok() || n.node.empty()) continue;
     n.since = *since;
     out.push_back(std::move(n));

@@ -2,8 +2,8 @@
 #include "lib/operator/yaml_input.h"
 
 #include <cstdlib>
-#include <regex>
 #include <sstream>
+#include <string_view>
 
 #include "absl/strings/str_cat.h"
 #include "yaml-cpp/eventhandler.h"
@@ -20,21 +20,61 @@ using nlohmann::json;
 constexpr int kMaxDepth = 256;
 constexpr size_t kMaxNodes = 1'000'000;
 
+// Hand-written scanners, not std::regex: libstdc++'s regex recurses per character, and a plain
+// scalar of a few hundred KB (a long digit string) would overflow the stack.
+bool IsDigit(char c) { return c >= '0' && c <= '9'; }
+
+// Digits from `i`; returns the index after them.
+size_t SkipDigits(std::string_view s, size_t i) {
+  while (i < s.size() && IsDigit(s[i])) ++i;
+  return i;
+}
+
+size_t SkipSign(std::string_view s) { return !s.empty() && (s[0] == '-' || s[0] == '+') ? 1 : 0; }
+
+// [-+]?[0-9]+
+bool IsInt(std::string_view s) {
+  const size_t start = SkipSign(s);
+  const size_t end = SkipDigits(s, start);
+  return end > start && end == s.size();
+}
+
+// [-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?
+bool IsFloat(std::string_view s) {
+  size_t i = SkipSign(s);
+  if (i < s.size() && s[i] == '.') {
+    const size_t end = SkipDigits(s, i + 1);
+    if (end == i + 1) return false;
+    i = end;
+  } else {
+    const size_t end = SkipDigits(s, i);
+    if (end == i) return false;
+    i = end;
+    if (i < s.size() && s[i] == '.') i = SkipDigits(s, i + 1);
+  }
+  if (i < s.size() && (s[i] == 'e' || s[i] == 'E')) {
+    ++i;
+    if (i < s.size() && (s[i] == '-' || s[i] == '+')) ++i;
+    const size_t end = SkipDigits(s, i);
+    if (end == i) return false;
+    i = end;
+  }
+  return i == s.size();
+}
+
 json Scalar(const YAML::Node& n) {
   const std::string& s = n.Scalar();
   if (n.Tag() != "?") return s;  // quoted or explicitly tagged: a string as written
-  static const std::regex kInt("[-+]?[0-9]+");
-  static const std::regex kFloat("[-+]?(\\.[0-9]+|[0-9]+(\\.[0-9]*)?)([eE][-+]?[0-9]+)?");
   if (s.empty() || s == "~" || s == "null" || s == "Null" || s == "NULL") return nullptr;
   if (s == "true" || s == "True" || s == "TRUE") return true;
   if (s == "false" || s == "False" || s == "FALSE") return false;
-  if (std::regex_match(s, kInt)) {
+  if (IsInt(s)) {
     errno = 0;
     const long long v = std::strtoll(s.c_str(), nullptr, 10);
     if (errno == 0) return v;
     return s;  // out of range: keep the text rather than lose digits
   }
-  if (std::regex_match(s, kFloat)) return std::strtod(s.c_str(), nullptr);
+  if (IsFloat(s)) return std::strtod(s.c_str(), nullptr);
   return s;
 }
 

@@ -107,5 +107,22 @@ TEST_CASE("configuration files render as literal blocks", "[operator][render]") 
   CHECK(absl::StrContains(text, "neuron-scheduler-config.yaml: |\n"));
 }
 
+TEST_CASE("huge strings render and read back without recursing", "[operator][render]") {
+  // Each shape once ran a std::regex (recursive per character in libstdc++) on the string.
+  constexpr size_t kMiB = 1 << 20;
+  const json obj = {{"digits", std::string(kMiB, '7')},
+                    {"number-like", "1" + std::string(kMiB, ':')},
+                    {"text", std::string(kMiB, 'x')},
+                    {std::string(kMiB, '9'), "a huge key"}};
+  const std::string text = ToYaml(obj);
+  auto docs = ParseYamlDocuments(text);
+  REQUIRE(docs.ok());
+  REQUIRE(docs->size() == 1);
+  CHECK(docs->front() == obj);
+  // Quoted where a reader would type them otherwise.
+  CHECK(absl::StrContains(text, "digits: \"777"));
+  CHECK(absl::StrContains(text, "text: xxx"));
+}
+
 }  // namespace
 }  // namespace neuron::op

@@ -26,6 +26,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "bench/cluster_gen.h"
+#include "bench/driver_util.h"
 #include "httplib.h"
 #include "tests/fakes/apiserver/fake_apiserver.h"
 #include "tests/testing/http_get.h"
@@ -36,16 +37,8 @@ namespace {
 using neuron::testing::Subprocess;
 using nlohmann::json;
 
-int IntFlag(int argc, char** argv, const std::string& name, int fallback) {
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    int v = 0;
-    if (arg.rfind("--" + name + "=", 0) == 0 && absl::SimpleAtoi(arg.substr(name.size() + 3), &v)) {
-      return v;
-    }
-  }
-  return fallback;
-}
+using neuron::bench::IntFlag;
+using neuron::bench::WriteKubeconfig;
 
 // User + system CPU seconds of a process so far (/proc/<pid>/stat fields 14 and 15).
 double CpuSeconds(pid_t pid) {
@@ -60,16 +53,6 @@ double CpuSeconds(pid_t pid) {
     if (i >= 14) ticks += std::stod(field);
   }
   return ticks / static_cast<double>(sysconf(_SC_CLK_TCK));
-}
-
-std::string WriteKubeconfig(const std::string& dir, int port) {
-  const std::string path = dir + "/kubeconfig";
-  std::ofstream f(path);
-  f << "apiVersion: v1\nkind: Config\ncurrent-context: bench\n"
-    << "clusters:\n- name: fake\n  cluster:\n    server: http://127.0.0.1:" << port << "\n"
-    << "users:\n- name: ext\n  user:\n    token: bench\n"
-    << "contexts:\n- name: bench\n  context:\n    cluster: fake\n    user: ext\n";
-  return path;
 }
 
 // The request counts the extender caused, by what they cost the apiserver.

@@ -31,6 +31,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "bench/cluster_gen.h"
+#include "bench/driver_util.h"
 #include "bench/proc_status.h"
 #include "httplib.h"
 #include "lib/base/json_scanner.h"
@@ -46,16 +47,8 @@ namespace {
 using neuron::testing::Subprocess;
 using nlohmann::json;
 
-int IntFlag(int argc, char** argv, const std::string& name, int fallback) {
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    int v = 0;
-    if (arg.rfind("--" + name + "=", 0) == 0 && absl::SimpleAtoi(arg.substr(name.size() + 3), &v)) {
-      return v;
-    }
-  }
-  return fallback;
-}
+using neuron::bench::IntFlag;
+using neuron::bench::WriteKubeconfig;
 
 using neuron::bench::ProcStatusKiB;
 
@@ -86,16 +79,6 @@ Fake StartFake(const std::string& bin_dir, const std::string& dir,
   static const std::regex kUrl("listening on http://127\\.0\\.0\\.1:([0-9]+)");
   f.port = PortFromLog(*f.proc, "listening on", kUrl);
   return f;
-}
-
-std::string WriteKubeconfig(const std::string& dir, int port) {
-  const std::string path = dir + "/kubeconfig";
-  std::ofstream f(path);
-  f << "apiVersion: v1\nkind: Config\ncurrent-context: bench\n"
-    << "clusters:\n- name: fake\n  cluster:\n    server: http://127.0.0.1:" << port << "\n"
-    << "users:\n- name: ext\n  user:\n    token: bench\n"
-    << "contexts:\n- name: bench\n  context:\n    cluster: fake\n    user: ext\n";
-  return path;
 }
 
 // lib/k8s informers for Nodes and Pods, concurrently, from Start until both have synced.

@@ -22,6 +22,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "bench/driver_util.h"
 #include "bench/proc_status.h"
 #include "lib/k8s/rest_client.h"
 #include "lib/k8s/transport.h"
@@ -38,16 +39,7 @@ using nlohmann::json;
 namespace k8s = neuron::k8s;
 namespace op = neuron::op;
 
-int IntFlag(int argc, char** argv, const std::string& name, int fallback) {
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    int v = 0;
-    if (arg.rfind("--" + name + "=", 0) == 0 && absl::SimpleAtoi(arg.substr(name.size() + 3), &v)) {
-      return v;
-    }
-  }
-  return fallback;
-}
+using neuron::bench::IntFlag;
 
 int PortFromLog(const Subprocess& p, const std::string& needle, const std::regex& re) {
   const std::string log = p.WaitForLog(needle, absl::Seconds(60));

@@ -3,6 +3,8 @@
 #include <string>
 #include <utility>
 
+#include "lib/base/json_access.h"
+
 namespace neuron::dra {
 namespace {
 
@@ -28,10 +30,8 @@ const json* Taints(const json& device) {
 json* Taints(json& device) { return const_cast<json*>(Taints(std::as_const(device))); }
 
 const json* Devices(const json& spec) {
-  if (!spec.is_object() || !spec.contains("devices") || !spec["devices"].is_array()) {
-    return nullptr;
-  }
-  return &spec["devices"];
+  const json* devices = Member(spec, "devices");
+  return devices != nullptr && devices->is_array() ? devices : nullptr;
 }
 
 bool SameTaint(const json& a, const json& b) {
@@ -83,8 +83,9 @@ void KeepTaintTimes(json& rendered, const json& stored) {
       for (json& t : *taints) {
         if (!t.is_object() || t.contains(kTimeAdded)) continue;
         for (const json& o : *old_taints) {
-          if (o.is_object() && o.contains(kTimeAdded) && SameTaint(t, o)) {
-            t[kTimeAdded] = o[kTimeAdded];
+          const json* added = Member(o, kTimeAdded);
+          if (added != nullptr && SameTaint(t, o)) {
+            t[kTimeAdded] = *added;
             break;
           }
         }

@@ -168,8 +168,10 @@ absl::Status SlicePublisher::ReadLiveSlices() {
   k8s::ListOptions opts;
   opts.field_selector = absl::StrCat("spec.nodeName=", node_name_, ",spec.driver=", kDriverName);
   k8s::ListResult list;
+  // A copy for the lambda: the thread-safety analysis does not see our lock inside it.
+  const k8s::ResourceRef ref = ref_;
   auto call = [&] {
-    absl::StatusOr<k8s::ListResult> r = client_.ListAll(ref_, "", opts);
+    absl::StatusOr<k8s::ListResult> r = client_.ListAll(ref, "", opts);
     if (!r.ok()) return r.status();
     list = *std::move(r);
     return absl::OkStatus();
@@ -225,9 +227,10 @@ absl::Status SlicePublisher::Apply(const std::string& name, const json& spec) {
       {"spec", spec}};
   if (auto it = stored_.find(name); it != stored_.end()) KeepTaintTimes(body["spec"], it->second);
   json reply;
+  const k8s::ResourceRef ref = ref_;  // the lambda's copy, as in ReadLiveSlices
   // force: these objects are ours alone; a manual edit must not block the driver.
   auto call = [&] {
-    absl::StatusOr<json> r = client_.Apply(ref_, "", body, options_.field_manager, /*force=*/true);
+    absl::StatusOr<json> r = client_.Apply(ref, "", body, options_.field_manager, /*force=*/true);
     if (!r.ok()) return r.status();
     reply = *std::move(r);
     return absl::OkStatus();
@@ -239,7 +242,8 @@ absl::Status SlicePublisher::Apply(const std::string& name, const json& spec) {
 }
 
 absl::Status SlicePublisher::Remove(const std::string& name) {
-  absl::Status s = Retry([&] { return client_.Delete(ref_, "", name).status(); });
+  const k8s::ResourceRef ref = ref_;  // the lambda's copy, as in ReadLiveSlices
+  absl::Status s = Retry([&] { return client_.Delete(ref, "", name).status(); });
   if (!s.ok() && !absl::IsNotFound(s)) {
     return Annotate(s, absl::StrCat("delete ResourceSlice ", name));
   }

@@ -26,7 +26,7 @@ std::string Canonical(const json& j) {
 }
 
 json DeviceJson(const PreparedDevice& d) {
-  return {{"requests", d.requests},
+  return {{"requests", d.request_names},
           {"pool", d.pool},
           {"device", d.device},
           {"cdiDeviceIds", d.cdi_device_ids}};
@@ -63,7 +63,7 @@ absl::StatusOr<PreparedDevice> DecodeDevice(const json& j) {
   if (!j.is_object()) return Corrupt("a device is not an object");
   PreparedDevice d;
   for (absl::Status s :
-       {ReadStrings(j, "requests", &d.requests), ReadString(j, "pool", &d.pool),
+       {ReadStrings(j, "requests", &d.request_names), ReadString(j, "pool", &d.pool),
         ReadString(j, "device", &d.device), ReadStrings(j, "cdiDeviceIds", &d.cdi_device_ids)}) {
     if (!s.ok()) return s;
   }

@@ -17,6 +17,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "lib/dra/claim_preparer.h"  // PreparedDevice: what the kubelet is told
 
 namespace neuron::dra {
 
@@ -25,15 +26,6 @@ inline constexpr int kCheckpointVersion = 1;
 // "preparing" is written before any side effect (CDI file) so a crash mid-prepare leaves a
 // trace to clean up; "prepared" once the reply can be given.
 enum class ClaimState { kPreparing, kPrepared };
-
-// One allocated device, as NodePrepareResources reports it to the kubelet.
-struct PreparedDevice {
-  std::vector<std::string> requests;  // the claim's request names this device satisfies
-  std::string pool;
-  std::string device;  // "neurondevice3", "neurondevice3-core1"
-  std::vector<std::string> cdi_device_ids;
-  bool operator==(const PreparedDevice&) const = default;
-};
 
 struct PreparedClaim {
   std::string namespace_name;

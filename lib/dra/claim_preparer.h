@@ -26,6 +26,7 @@ struct PreparedDevice {
   std::string pool;
   std::string device;
   std::vector<std::string> cdi_device_ids;  // fully qualified: vendor/class=name
+  bool operator==(const PreparedDevice&) const = default;
 };
 
 // Results keyed by claim UID. A claim missing from a result map is reported to the kubelet as

@@ -27,6 +27,7 @@
 #include "absl/time/clock.h"
 #include "bench/cluster_gen.h"
 #include "bench/driver_util.h"
+#include "bench/proc_status.h"
 #include "httplib.h"
 #include "tests/fakes/apiserver/fake_apiserver.h"
 #include "tests/testing/http_get.h"
@@ -37,23 +38,9 @@ namespace {
 using neuron::testing::Subprocess;
 using nlohmann::json;
 
+using neuron::bench::CpuSeconds;
 using neuron::bench::IntFlag;
 using neuron::bench::WriteKubeconfig;
-
-// User + system CPU seconds of a process so far (/proc/<pid>/stat fields 14 and 15).
-double CpuSeconds(pid_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-  std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  const size_t paren = stat.rfind(')');  // the command name may hold spaces
-  if (paren == std::string::npos) return -1;
-  std::istringstream rest(stat.substr(paren + 2));
-  std::string field;
-  double ticks = 0;
-  for (int i = 3; i <= 15 && rest >> field; ++i) {
-    if (i >= 14) ticks += std::stod(field);
-  }
-  return ticks / static_cast<double>(sysconf(_SC_CLK_TCK));
-}
 
 // The request counts the extender caused, by what they cost the apiserver.
 struct Requests {

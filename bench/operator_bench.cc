@@ -6,7 +6,11 @@
 //  2. DeviceConfig created -> every child it should have exists (polled over the API, as
 //     `kubectl get` would see it), for each of --configs DeviceConfigs with disjoint
 //     selectors, created one after the other;
-//  3. operator memory with all of them reconciled, and again after a settle period.
+//  3. operator memory with all of them reconciled, and again after a settle period;
+//  4. idle CPU (share of one core over 10 s with everything reconciled);
+//  5. what one pass costs the API server when nothing changed (an annotation poked on one
+//     DeviceConfig starts it), counted from the fake's request log, and how many passes one
+//     Node label change starts (only the DeviceConfigs selecting the node should run).
 // Flags: --nodes=100 --configs=50
 #include <sys/types.h>
 
@@ -14,6 +18,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <regex>
 #include <sstream>
 #include <string>
@@ -68,6 +73,71 @@ double Pct(std::vector<double> v, double q) {
   return v[std::min(v.size() - 1, static_cast<size_t>(q * static_cast<double>(v.size())))];
 }
 
+// Sum of every series of `name` on the operator's /metrics.
+long MetricSum(int port, const std::string& name) {
+  std::istringstream body(neuron::testing::HttpGet(port, "/metrics").body);
+  long sum = 0;
+  for (std::string line; std::getline(body, line);) {
+    if (line.rfind(name, 0) != 0) continue;
+    sum += std::atol(line.substr(line.rfind(' ') + 1).c_str());
+  }
+  return sum;
+}
+
+// Waits until `count` has grown by `by` and then stayed put for 500 ms; returns its value.
+long WaitSettled(const std::function<long()>& count, long from, long by) {
+  const absl::Time deadline = absl::Now() + absl::Seconds(30);
+  long last = count();
+  while (last < from + by && absl::Now() < deadline) {
+    absl::SleepFor(absl::Milliseconds(5));
+    last = count();
+  }
+  for (absl::Time quiet = absl::Now(); absl::Now() - quiet < absl::Milliseconds(500);) {
+    absl::SleepFor(absl::Milliseconds(20));
+    if (const long now = count(); now != last) {
+      last = now;
+      quiet = absl::Now();
+    }
+  }
+  return last;
+}
+
+struct ApiRequests {
+  long all = 0, writes = 0;
+};
+
+// Requests (not watches) in the fake's debug log so far.
+ApiRequests LoggedRequests(const Subprocess& fake) {
+  std::istringstream log(fake.Log());
+  ApiRequests r;
+  for (std::string line; std::getline(log, line);) {
+    if (line.find(": request method=") == std::string::npos) continue;
+    ++r.all;
+    if (line.find("method=GET") == std::string::npos) ++r.writes;
+  }
+  return r;
+}
+
+ApiRequests UnchangedPass(k8s::RestClient& client, const std::string& ns, const Subprocess& fake,
+                          int metrics) {
+  const long passes = MetricSum(metrics, "neuron_operator_reconcile_total");
+  const ApiRequests before = LoggedRequests(fake);
+  const json poke = {{"metadata", {{"annotations", {{"bench.k8s.aws/poke", "1"}}}}}};
+  (void)client.Patch(op::DeviceConfigRef(), ns, "dc-0", k8s::PatchType::kMerge, poke);
+  WaitSettled([&] { return MetricSum(metrics, "neuron_operator_reconcile_total"); }, passes, 1);
+  const ApiRequests after = LoggedRequests(fake);
+  return {after.all - before.all - 1, after.writes - before.writes - 1};  // less our PATCH
+}
+
+long PassesAfterNodeLabel(k8s::RestClient& client, int metrics) {
+  const long passes = MetricSum(metrics, "neuron_operator_reconcile_total");
+  const json label = {{"metadata", {{"labels", {{"bench.k8s.aws/touched", "1"}}}}}};
+  (void)client.Patch(k8s::resources::kNodes, "", "trn-0", k8s::PatchType::kMerge, label);
+  return WaitSettled([&] { return MetricSum(metrics, "neuron_operator_reconcile_total"); }, passes,
+                     1) -
+         passes;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -78,7 +148,9 @@ int main(int argc, char** argv) {
   char t[] = "/tmp/bench-operator-XXXXXX";
   const std::string dir = mkdtemp(t);
 
-  Subprocess fake({bin_dir + "/fake-apiserver", "--listen=127.0.0.1:0"}, dir + "/fake.log");
+  // debug: one log line per request, counted in step 5.
+  Subprocess fake({bin_dir + "/fake-apiserver", "--listen=127.0.0.1:0", "--log-level=debug"},
+                  dir + "/fake.log");
   static const std::regex kUrl("listening on http://127\\.0\\.0\\.1:([0-9]+)");
   const int port = PortFromLog(fake, "listening on", kUrl);
   if (port <= 0) {
@@ -125,7 +197,9 @@ int main(int argc, char** argv) {
                    "--health-addr=127.0.0.1:0", "--metrics-addr=127.0.0.1:0"},
                   dir + "/operator.log");
   static const std::regex kHealth("health_port=([0-9]+)");
+  static const std::regex kMetrics("metrics_port=([0-9]+)");
   const int health = PortFromLog(oper, "health_port=", kHealth);
+  const int metrics = PortFromLog(oper, "metrics_port=", kMetrics);
   bool ready = false;
   while (!ready && absl::Now() - exec < absl::Seconds(30)) {
     ready = health > 0 && neuron::testing::HttpGet(health, "/readyz").status == 200;
@@ -182,6 +256,17 @@ int main(int argc, char** argv) {
   PrintMemory(absl::StrCat("with ", configs, " DeviceConfigs").c_str(), oper.pid());
   absl::SleepFor(absl::Seconds(3));
   PrintMemory("after 3 s settle", oper.pid());
+
+  const double cpu_before = neuron::bench::CpuSeconds(oper.pid());
+  absl::SleepFor(absl::Seconds(10));
+  std::printf("operator idle CPU: %.3f %% of one core (10 s, %d configs, %d nodes)\n",
+              (neuron::bench::CpuSeconds(oper.pid()) - cpu_before) * 10.0, configs, nodes);
+
+  const ApiRequests requests = UnchangedPass(client, ns, fake, metrics);
+  std::printf("a pass that changes nothing: %ld API requests (%ld writes)\n", requests.all,
+              requests.writes);
+  std::printf("passes started by one Node label change: %ld (1 DeviceConfig selects the node)\n",
+              PassesAfterNodeLabel(client, metrics));
   oper.Terminate();
   fake.Terminate();
   std::filesystem::remove_all(dir);

@@ -4,9 +4,12 @@
 #pragma once
 
 #include <sys/types.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <fstream>
+#include <iterator>
+#include <sstream>
 #include <string>
 
 namespace neuron::bench {
@@ -18,6 +21,22 @@ inline long ProcStatusKiB(pid_t pid, const std::string& key) {
     if (line.rfind(key + ":", 0) == 0) return std::atol(line.c_str() + key.size() + 1);
   }
   return -1;
+}
+
+// User + system CPU seconds of a process so far (/proc/<pid>/stat fields 14 and 15); -1 when
+// the process is gone.
+inline double CpuSeconds(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const size_t paren = stat.rfind(')');  // the command name may hold spaces
+  if (paren == std::string::npos) return -1;
+  std::istringstream rest(stat.substr(paren + 2));
+  std::string field;
+  double ticks = 0;
+  for (int i = 3; i <= 15 && rest >> field; ++i) {
+    if (i >= 14) ticks += std::stod(field);
+  }
+  return ticks / static_cast<double>(sysconf(_SC_CLK_TCK));
 }
 
 }  // namespace neuron::bench

@@ -6,7 +6,6 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "lib/base/json_access.h"
-#include "lib/k8s/discovery.h"
 #include "lib/k8s/errors.h"
 #include "spdlog/spdlog.h"
 
@@ -66,18 +65,21 @@ void Controller::Start() {
                              // Only label changes move the set or an upgrade (KMM's
                              // version.ready label); taints are ours.
                              if (LabelsOf(*old_n) == LabelsOf(*n)) return;
-                             EnqueueMatching(LabelsOf(*old_n));
-                             EnqueueMatching(LabelsOf(*n));
+                             EnqueueMatching(LabelsOf(*old_n), &LabelsOf(*n));
                            },
                            [this](const k8s::ObjectPtr& n) { EnqueueMatching(LabelsOf(*n)); }});
 
-  // Owned workloads: their status changes drive the conditions. Modules only if KMM is served
-  // now; a KMM installed later is seen by the periodic resync.
+  // Every child kind served now is cached (the passes read them there, and a child changed or
+  // deleted by someone else starts its owner's pass); a kind served later (KMM installed after
+  // the operator) is read from the API until the operator restarts.
   std::vector<k8s::ResourceRef> owned = {k8s::resources::kDaemonSets, k8s::resources::kDeployments};
-  k8s::Discovery discovery(client_);
-  if (auto kmm = discovery.IsServed("kmm.sigs.x-k8s.io", "v1beta1", "modules"); kmm.ok() && *kmm) {
-    owned.push_back({"kmm.sigs.x-k8s.io", "v1beta1", "modules", true});
+  if (absl::StatusOr<ClusterApis> apis = reconciler_.DiscoverApis(); apis.ok()) {
+    owned = ChildKinds(*apis);
+  } else {
+    spdlog::warn("discovery failed at start, caching DaemonSets and Deployments only error=\"{}\"",
+                 std::string(apis.status().message()));
   }
+  reader_.Add(DeviceConfigRef(), configs_.get());
   k8s::ReflectorOptions ropts;
   ropts.label_selector = absl::StrCat(kManagedByLabel, "=", kManagedByValue);
   for (const k8s::ResourceRef& ref : owned) {
@@ -87,8 +89,11 @@ void Controller::Start() {
         {[this](const k8s::ObjectPtr& o) { EnqueueOwner(o); },
          [this](const k8s::ObjectPtr&, const k8s::ObjectPtr& o) { EnqueueOwner(o); },
          [this](const k8s::ObjectPtr& o) { EnqueueOwner(o); }});
+    reader_.Add(ref, inf.get());
     owned_.push_back(std::move(inf));
   }
+  reconciler_.SetReader(&reader_);
+  reconciler_.SetDiscoveryMaxAge(opts_.resync);
   nodes_->Start();
   configs_->Start();
   for (auto& inf : owned_) inf->Start();
@@ -143,11 +148,17 @@ void Controller::EnqueueOwner(const k8s::ObjectPtr& obj) {
   Enqueue(absl::StrCat(owner.substr(0, dot), "/", owner.substr(dot + 1)));
 }
 
-void Controller::EnqueueMatching(const json& labels) {
+void Controller::EnqueueMatching(const json& labels, const json* new_labels) {
   if (!configs_) return;
+  // Matches of the old and the new labels are enqueued at once: two separate rounds could let a
+  // worker start the first before the second is added, running one DeviceConfig twice.
   for (const k8s::ObjectPtr& o : configs_->store().List()) {
     absl::StatusOr<DeviceConfig> dc = ParseDeviceConfig(*o);
-    if (dc.ok() && SelectorMatches(dc->spec.selector, labels)) Enqueue(k8s::ObjectKey(*o));
+    if (!dc.ok()) continue;
+    if (SelectorMatches(dc->spec.selector, labels) ||
+        (new_labels != nullptr && SelectorMatches(dc->spec.selector, *new_labels))) {
+      Enqueue(k8s::ObjectKey(*o));
+    }
   }
 }
 

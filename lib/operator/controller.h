@@ -1,8 +1,8 @@
 // File: lib/operator/controller.h
-// The DeviceConfig controller: informers on DeviceConfigs, Nodes (labels and taints), and the
-// DaemonSets, Deployments and KMM Modules the operator manages, all feeding one rate-limited
-// work queue of DeviceConfig keys; workers run Reconciler passes (level-based: any event
-// re-derives the whole desired state). Failed passes back off per key; successful ones are
+// The DeviceConfig controller: informers on DeviceConfigs, Nodes (labels and taints), and every
+// kind of child the operator manages (passes read them from these caches), all feeding one
+// rate-limited work queue of DeviceConfig keys; workers run Reconciler passes (level-based: any
+// event re-derives the whole desired state). Failed passes back off per key; successful ones are
 // re-run every resync period.
 #pragma once
 
@@ -19,6 +19,7 @@
 #include "lib/k8s/informer.h"
 #include "lib/k8s/rest_client.h"
 #include "lib/k8s/work_queue.h"
+#include "lib/operator/informer_reader.h"
 #include "lib/operator/reconciler.h"
 
 namespace neuron::op {
@@ -54,7 +55,8 @@ class Controller {
  private:
   void Enqueue(const std::string& key);
   void EnqueueOwner(const k8s::ObjectPtr& obj);
-  void EnqueueMatching(const nlohmann::json& labels);
+  // DeviceConfigs selecting a node with `labels` (or, for an update, `new_labels`).
+  void EnqueueMatching(const nlohmann::json& labels, const nlohmann::json* new_labels = nullptr);
   void Work();
   void WaitForCaches() const;
   absl::StatusOr<std::vector<nlohmann::json>> Nodes() const;
@@ -66,6 +68,7 @@ class Controller {
   Reconciler reconciler_;
   std::unique_ptr<k8s::Informer> configs_, nodes_;
   std::vector<std::unique_ptr<k8s::Informer>> owned_;
+  InformerReader reader_;  // over configs_ and owned_
   std::vector<std::thread> workers_;
   std::atomic<int64_t> passes_{0};
   bool started_ = false;

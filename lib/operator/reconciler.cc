@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "lib/base/json_access.h"
+#include "lib/base/json_contains.h"
 #include "lib/base/status_macros.h"
 #include "lib/k8s/conditions.h"
 #include "lib/k8s/errors.h"
@@ -84,8 +85,20 @@ Reconciler::Reconciler(k8s::RestClient& client, OperatorSettings settings, Nodes
       clock_(clock != nullptr ? *clock : Clock::Real()),
       discovery_(client) {}
 
+void Reconciler::ForgetDiscovery() {
+  std::lock_guard<std::mutex> lock(discovery_mu_);
+  discovered_at_ = absl::InfinitePast();
+}
+
 absl::StatusOr<ClusterApis> Reconciler::DiscoverApis() {
-  discovery_.Invalidate();
+  {
+    std::lock_guard<std::mutex> lock(discovery_mu_);
+    const absl::Time now = clock_.Now();
+    if (now - discovered_at_ >= discovery_max_age_) {
+      discovery_.Invalidate();
+      discovered_at_ = now;
+    }
+  }
   ClusterApis apis;
   NEURON_ASSIGN_OR_RETURN(apis.kmm, discovery_.IsServed("kmm.sigs.x-k8s.io", "v1beta1", "modules"));
   NEURON_ASSIGN_OR_RETURN(bool nfd_upstream,
@@ -132,7 +145,7 @@ absl::StatusOr<std::optional<KubeVersion>> Reconciler::ServerVersion() {
 
 absl::StatusOr<ReconcileResult> Reconciler::Reconcile(const std::string& ns,
                                                       const std::string& name) {
-  absl::StatusOr<json> got = client_.Get(DeviceConfigRef(), ns, name);
+  absl::StatusOr<json> got = ReadDeviceConfig(ns, name);
   if (absl::IsNotFound(got.status())) {
     // Gone (its finalizer was removed by hand, or it never had one): namespaced children go with
     // the garbage collector; cluster-scoped ones carry only our label, so remove them here.
@@ -225,8 +238,7 @@ absl::Status Reconciler::Act(const DeviceConfig& dc, const json& obj,
   }
   const std::vector<Child> children = DesiredChildren(dc, seen.apis, settings_);
   for (const Child& c : children) {
-    absl::StatusOr<json> live =
-        client_.Apply(c.ref, ChildNs(c), c.object, settings_.field_manager, /*force=*/true);
+    absl::StatusOr<json> live = ApplyIfChanged(c);
     if (!live.ok()) {
       const std::string what = absl::StrCat(StringMember(c.object, "kind"), " ",
                                             StringAt(c.object, {"metadata", "name"}));
@@ -353,9 +365,15 @@ absl::Status Reconciler::EnsureFinalizer(const json& obj) {
 }
 
 absl::StatusOr<std::optional<std::string>> Reconciler::OverlappingOwner(const DeviceConfig& dc) {
-  NEURON_ASSIGN_OR_RETURN(k8s::ListResult all, client_.ListAll(DeviceConfigRef(), ""));
+  std::vector<json> items;
+  if (auto cached = reader_ ? reader_->List(DeviceConfigRef(), "", "", "") : std::nullopt) {
+    for (const k8s::ObjectPtr& o : *cached) items.push_back(*o);
+  } else {
+    NEURON_ASSIGN_OR_RETURN(k8s::ListResult all, client_.ListAll(DeviceConfigRef(), ""));
+    items = std::move(all.items);
+  }
   std::optional<std::pair<absl::Time, std::string>> first;
-  for (const json& item : all.items) {
+  for (const json& item : items) {
     absl::StatusOr<DeviceConfig> other = ParseDeviceConfig(item);
     if (!other.ok() || other->uid == dc.uid || other->deleting) continue;
     if (!ValidateDeviceConfig(*other).empty()) continue;
@@ -379,10 +397,20 @@ absl::StatusOr<std::vector<Reconciler::LiveChild>> Reconciler::ListChildren(
   std::vector<LiveChild> out;
   for (const k8s::ResourceRef& ref : ChildKinds(apis)) {
     const std::string ns = ref.namespaced ? dc.ns : "";
-    absl::StatusOr<k8s::ListResult> list = client_.ListAll(ref, ns, opts);
-    if (absl::IsNotFound(list.status())) continue;  // the API went away since discovery
-    NEURON_RETURN_IF_ERROR(list.status());
-    for (json& item : list->items) {
+    std::vector<json> items;
+    if (auto cached =
+            reader_ ? reader_->List(ref, ns, kOwnerLabel, OwnerLabelValue(dc)) : std::nullopt) {
+      for (const k8s::ObjectPtr& o : *cached) items.push_back(*o);
+    } else {
+      absl::StatusOr<k8s::ListResult> list = client_.ListAll(ref, ns, opts);
+      if (absl::IsNotFound(list.status())) {  // the API went away since discovery
+        ForgetDiscovery();
+        continue;
+      }
+      NEURON_RETURN_IF_ERROR(list.status());
+      items = std::move(list->items);
+    }
+    for (json& item : items) {
       const json& labels = MemberOrNull(item, {"metadata", "labels"});
       if (component && StringMember(labels, kComponentLabel) != ComponentName(*component)) continue;
       out.push_back({ref, ns, std::move(item)});
@@ -412,6 +440,28 @@ absl::Status Reconciler::DeleteChildren(const DeviceConfig& dc, const ClusterApi
     spdlog::info("deleted deviceconfig={} object=\"{} {}\"", Key(dc), l.ref.resource, name);
   }
   return absl::OkStatus();
+}
+
+absl::StatusOr<json> Reconciler::ReadDeviceConfig(const std::string& ns, const std::string& name) {
+  if (auto cached = reader_ ? reader_->Get(DeviceConfigRef(), ns, name) : std::nullopt) {
+    if (*cached == nullptr) {
+      return absl::NotFoundError(absl::StrCat("deviceconfigs \"", name, "\" not found"));
+    }
+    return **cached;
+  }
+  return client_.Get(DeviceConfigRef(), ns, name);
+}
+
+absl::StatusOr<json> Reconciler::ApplyIfChanged(const Child& c) {
+  const std::string ns = ChildNs(c);
+  const std::string name = StringAt(c.object, {"metadata", "name"});
+  if (auto cached = reader_ ? reader_->Get(c.ref, ns, name) : std::nullopt) {
+    if (*cached != nullptr && JsonContains(**cached, c.object)) return **cached;
+  }
+  absl::StatusOr<json> live =
+      client_.Apply(c.ref, ns, c.object, settings_.field_manager, /*force=*/true);
+  if (absl::IsNotFound(live.status())) ForgetDiscovery();  // a CRD went away
+  return live;
 }
 
 absl::Status Reconciler::WriteStatus(const json& obj, const json& status) {

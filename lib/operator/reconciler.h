@@ -18,6 +18,7 @@
 #include "lib/k8s/discovery.h"
 #include "lib/k8s/events.h"
 #include "lib/k8s/rest_client.h"
+#include "lib/operator/cached_reader.h"
 #include "lib/operator/children.h"
 #include "lib/operator/kube_version.h"
 #include "lib/operator/status.h"
@@ -46,11 +47,19 @@ class Reconciler {
   Reconciler(k8s::RestClient& client, OperatorSettings settings, NodesFn nodes,
              k8s::EventRecorder* events = nullptr, Clock* clock = nullptr);
 
+  // Reads from the controller's caches where they hold the kind (nullptr: every read goes to
+  // the API server). Set before the first pass; `reader` must outlive the reconciler.
+  void SetReader(const CachedReader* reader) { reader_ = reader; }
+  // Discovery is re-read when older than this (zero: on every pass) and after the server
+  // answered 404 for a kind discovery said it serves.
+  void SetDiscoveryMaxAge(absl::Duration age) { discovery_max_age_ = age; }
+
   // ns/name of a DeviceConfig. An error means "retry with backoff" (the queue decides when).
   absl::StatusOr<ReconcileResult> Reconcile(const std::string& ns, const std::string& name);
 
-  // Which optional APIs are served now (discovery is re-read on every call: a CRD installed
-  // later is picked up by the next pass), and the API server's version (ServerVersion()).
+  // Which optional APIs are served (discovery as old as SetDiscoveryMaxAge allows: a CRD
+  // installed later is picked up once it expires), and the API server's version
+  // (ServerVersion()).
   absl::StatusOr<ClusterApis> DiscoverApis();
 
   // How long the API server's version is taken as known: it changes only with a control-plane
@@ -90,6 +99,13 @@ class Reconciler {
   absl::Status DeleteChildren(const DeviceConfig& dc, const ClusterApis& apis,
                               const std::vector<Child>& keep, std::optional<Component> component);
   absl::Status WriteStatus(const nlohmann::json& obj, const nlohmann::json& status);
+  // The DeviceConfig from the cache when it holds it, else from the API server.
+  absl::StatusOr<nlohmann::json> ReadDeviceConfig(const std::string& ns, const std::string& name);
+  // Server-side applies `c` unless the cached live object already holds all of it; returns the
+  // live object either way.
+  absl::StatusOr<nlohmann::json> ApplyIfChanged(const Child& c);
+  // After a 404 for a kind discovery listed: discovery is read again on the next pass.
+  void ForgetDiscovery();
   void Emit(const nlohmann::json& obj, const std::string& type, const std::string& reason,
             const std::string& message);
 
@@ -99,6 +115,10 @@ class Reconciler {
   k8s::EventRecorder* events_;
   Clock& clock_;
   k8s::Discovery discovery_;
+  const CachedReader* reader_ = nullptr;
+  absl::Duration discovery_max_age_ = absl::ZeroDuration();
+  std::mutex discovery_mu_;
+  absl::Time discovered_at_ = absl::InfinitePast();  // guarded by discovery_mu_
 
   std::mutex version_mu_;  // passes of different DeviceConfigs run concurrently
   std::optional<KubeVersion> server_version_;

@@ -2,12 +2,15 @@
 #include "lib/operator/upgrade.h"
 
 #include <algorithm>
+#include <map>
+#include <tuple>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "lib/base/json_access.h"
 #include "lib/k8s/k8s_time.h"
+#include "lib/operator/upgrade_steps.h"
 
 namespace neuron::op {
 namespace {
@@ -162,36 +165,213 @@ UpgradeProgress Progress(const UpgradePlan& plan, absl::Time now) {
   return p;
 }
 
-UpgradePlan PlanUpgrade(const DeviceConfig& dc, const std::vector<json>& nodes,
-                        const std::vector<NodeUpgrade>& previous, absl::Time now) {
-  const std::string target = dc.spec.driver_version;
-  const std::string version_label = VersionLabel(dc);
-  const std::string ready_label = VersionReadyLabel(dc);
-  const UpgradePolicy& policy = dc.spec.upgrade;
+namespace upgrade_steps {
+namespace {
 
-  std::map<std::string, const NodeUpgrade*> prev;
-  for (const NodeUpgrade& p : previous) {
-    if (p.version == target) prev[p.node] = &p;
+// The node enters `state` (or stays there) this pass; an Event when the state is new to it and
+// there is news to tell.
+void Enter(NodeStep& s, NodeUpgradeState state, absl::Time since, std::string reason,
+           std::string event) {
+  if (s.previous != state && !event.empty()) {
+    s.transition = Transition{s.entry.node, state, std::move(event)};
   }
-  auto prev_state = [&](const std::string& node) -> std::optional<NodeUpgradeState> {
-    auto it = prev.find(node);
-    if (it == prev.end()) return std::nullopt;
-    return it->second->state;
-  };
-  // The time a node entered `state`: kept from the previous status when it was already there.
-  auto since = [&](const std::string& node, std::initializer_list<NodeUpgradeState> same) {
-    auto it = prev.find(node);
-    if (it != prev.end() && std::find(same.begin(), same.end(), it->second->state) != same.end()) {
-      return it->second->since;
-    }
-    return now;
-  };
+  s.entry.state = state;
+  s.entry.since = since;
+  s.entry.reason = std::move(reason);
+}
 
-  UpgradePlan plan;
-  std::vector<const json*> candidates;  // pending: an older version label
+// Labelled for the target, which KMM has not reported ready: upgrading until nodeTimeout has
+// passed since it started, then failed (and failed it stays, with its time, until KMM reports).
+void ClassifyUnderWay(NodeStep& s, const NodeUpgrade* previous, const Target& t,
+                      const UpgradePolicy& policy, absl::Time now) {
+  const bool was_failed = s.previous == NodeUpgradeState::kFailed;
+  const absl::Time started =
+      s.previous == NodeUpgradeState::kUpgrading || was_failed ? previous->since : now;
+  if (was_failed || now - started >= policy.node_timeout) {
+    s.cls = NodeClass::kFailed;
+    std::string reason = absl::StrCat(
+        "driver ", t.version, " not ready within ", absl::FormatDuration(policy.node_timeout),
+        " (KMM has not set ", t.ready_label, "=", t.version, ")",
+        s.tainted ? "; the taint stays so no workload lands on it" : "",
+        ": check the KMM module loader pod on the node");
+    Enter(s, NodeUpgradeState::kFailed, was_failed ? previous->since : now, reason, reason);
+    return;
+  }
+  s.cls = NodeClass::kUpgrading;
+  s.deadline = started + policy.node_timeout;
+  Enter(s, NodeUpgradeState::kUpgrading, started,
+        absl::StrCat("waiting for KMM to load driver ", t.version), "");
+}
+
+// A candidate starts: tainted (unless it is already) and labelled for the target.
+void Start(NodeStep& s, const Target& t, const UpgradePolicy& policy, absl::Time now) {
+  s.change = ChangeFor(*s.node);
+  s.change->labels[t.version_label] = t.version;
+  if (!s.tainted) s.change->taints = WithOurTaint(*s.node);
+  s.deadline = now + policy.node_timeout;
+  const std::string what =
+      absl::StrCat("tainted ", kUpgradeTaintKey, "=true:NoExecute and labelled for driver ",
+                   t.version, s.from.empty() ? "" : absl::StrCat(" (from ", s.from, ")"));
+  Enter(s, NodeUpgradeState::kUpgrading, now, what, what);
+}
+
+}  // namespace
+
+Target TargetOf(const DeviceConfig& dc) {
+  return {dc.spec.driver_version, VersionLabel(dc), VersionReadyLabel(dc)};
+}
+
+const char* ClassName(NodeClass c) {
+  switch (c) {
+    case NodeClass::kDone:
+      return "done";
+    case NodeClass::kUpgrading:
+      return "upgrading";
+    case NodeClass::kFailed:
+      return "failed";
+    case NodeClass::kFirstInstall:
+      return "first-install";
+    case NodeClass::kCandidate:
+      return "candidate";
+  }
+  return "candidate";
+}
+
+NodeStep Classify(const json& node, const NodeUpgrade* previous, const Target& t,
+                  const UpgradePolicy& policy, absl::Time now) {
+  NodeStep s;
+  s.node = &node;
+  s.entry.node = NameOf(node);
+  s.entry.version = t.version;
+  if (previous != nullptr) s.previous = previous->state;
+  s.tainted = HasOurTaint(node);
+  s.from = LabelOf(node, t.version_label);
+  const bool labelled = HasLabel(node, t.version_label);
+
+  if (labelled && s.from == t.version && LabelOf(node, t.ready_label) == t.version) {
+    s.cls = NodeClass::kDone;
+    if (s.tainted) {
+      s.change = ChangeFor(node);
+      s.change->taints = WithoutOurTaint(node);
+    }
+    // A node found done without having been seen upgrading is no news.
+    const bool was_done = s.previous == NodeUpgradeState::kDone;
+    Enter(
+        s, NodeUpgradeState::kDone, was_done ? previous->since : now, "",
+        previous != nullptr ? absl::StrCat("driver ", t.version, " is ready; taint removed") : "");
+  } else if (labelled && s.from == t.version) {
+    ClassifyUnderWay(s, previous, t, policy, now);
+  } else if (!labelled && !s.tainted && !policy.paused) {
+    // First seen: nothing of ours runs there, so nothing to drain.
+    s.cls = NodeClass::kFirstInstall;
+    s.change = ChangeFor(node);
+    s.change->labels[t.version_label] = t.version;
+    s.deadline = now + policy.node_timeout;
+    Enter(s, NodeUpgradeState::kUpgrading, now,
+          absl::StrCat("first install of driver ", t.version, " (no taint: no workload uses it)"),
+          absl::StrCat("first install: labelled for driver ", t.version, " without a taint"));
+  } else {
+    // An older version (or, paused or tainted, no version yet): admit decides.
+    s.cls = NodeClass::kCandidate;
+    const bool was_pending = s.previous == NodeUpgradeState::kPending;
+    Enter(s, NodeUpgradeState::kPending, was_pending ? previous->since : now, "", "");
+  }
+  return s;
+}
+
+std::vector<NodeStep> Admit(std::vector<NodeStep> steps, const Target& t,
+                            const UpgradePolicy& policy, absl::Time now) {
+  auto is_candidate = [](const NodeStep& s) { return s.cls == NodeClass::kCandidate; };
+  auto candidates = std::stable_partition(steps.begin(), steps.end(),
+                                          [&](const NodeStep& s) { return !is_candidate(s); });
+  // Nodes already tainted (a rollout before this one left them so) go first: their workloads
+  // are gone already.
+  std::stable_sort(candidates, steps.end(),
+                   [](const NodeStep& a, const NodeStep& b) { return a.tainted && !b.tainted; });
+  int upgrading = static_cast<int>(std::count_if(steps.begin(), candidates, [](const NodeStep& s) {
+    return s.entry.state == NodeUpgradeState::kUpgrading;
+  }));
+  auto failed = std::find_if(steps.begin(), candidates, [](const NodeStep& s) {
+    return s.entry.state == NodeUpgradeState::kFailed;
+  });
+  const bool stopped = failed != candidates;
+  for (auto s = candidates; s != steps.end(); ++s) {
+    if (!stopped && !policy.paused && upgrading < policy.max_parallel) {
+      Start(*s, t, policy, now);
+      ++upgrading;
+      continue;
+    }
+    s->entry.reason = stopped ? absl::StrCat("rollout stopped: ", failed->entry.node, " failed")
+                      : policy.paused ? std::string("rollout paused (spec.upgradePolicy.paused)")
+                                      : absl::StrCat("waiting for a slot (maxParallel ",
+                                                     policy.max_parallel, ")");
+  }
+  return steps;
+}
+
+Summary Summarize(const std::vector<NodeStep>& steps, const Target& t,
+                  const UpgradePolicy& policy) {
+  Summary s;
   std::vector<std::string> upgrading_names, failed_names;
   std::string first_failure;
+  for (const NodeStep& step : steps) {
+    const NodeUpgrade& e = step.entry;
+    switch (e.state) {
+      case NodeUpgradeState::kDone:
+        ++s.done;
+        break;
+      case NodeUpgradeState::kUpgrading:
+        ++s.upgrading;
+        upgrading_names.push_back(e.node);
+        break;
+      case NodeUpgradeState::kPending:
+        ++s.pending;
+        break;
+      case NodeUpgradeState::kFailed:
+        ++s.failed;
+        if (failed_names.empty()) first_failure = absl::StrCat(e.node, ": ", e.reason);
+        failed_names.push_back(e.node);
+        break;
+    }
+  }
+  const int total = s.done + s.upgrading + s.pending + s.failed;
+  const std::string counts =
+      absl::StrCat(s.done, " of ", total, " nodes on driver ", t.version, "; ", s.upgrading,
+                   " upgrading, ", s.pending, " pending, ", s.failed, " failed");
+  s.condition_status = "True";
+  if (s.failed > 0) {
+    s.condition_reason = "NodeFailed";
+    s.condition_message =
+        absl::StrCat("stopped: ", Names(failed_names), " failed (", counts,
+                     "). The rollout resumes once KMM reports the driver ready there; to roll "
+                     "back, set driverVersion to the previous version");
+    s.degraded = absl::StrCat("driver upgrade stopped at ", first_failure);
+  } else if (s.pending > 0 && policy.paused) {
+    s.condition_reason = "Paused";
+    s.condition_message =
+        absl::StrCat("paused (", counts, "): set spec.upgradePolicy.paused to false to go on");
+  } else if (s.pending + s.upgrading > 0) {
+    s.condition_reason = "RollingOut";
+    s.condition_message = absl::StrCat(counts, "; upgrading: ", Names(upgrading_names));
+  } else {
+    s.condition_status = "False";
+    s.condition_reason = "UpToDate";
+    s.condition_message = absl::StrCat("every matching node (", total, ") runs driver ", t.version);
+  }
+  return s;
+}
 
+}  // namespace upgrade_steps
+
+UpgradePlan PlanUpgrade(const DeviceConfig& dc, const std::vector<json>& nodes,
+                        const std::vector<NodeUpgrade>& previous, absl::Time now) {
+  using namespace upgrade_steps;  // NOLINT(google-build-using-namespace): the steps of this
+  const Target target = TargetOf(dc);
+  const UpgradePolicy& policy = dc.spec.upgrade;
+  std::map<std::string, const NodeUpgrade*> prev;  // entries about the target version
+  for (const NodeUpgrade& p : previous) {
+    if (p.version == target.version) prev[p.node] = &p;
+  }
   std::vector<const json*> matching;
   for (const json& n : nodes) {
     if (SelectorMatches(dc.spec.selector, Labels(n))) matching.push_back(&n);
@@ -199,107 +379,24 @@ UpgradePlan PlanUpgrade(const DeviceConfig& dc, const std::vector<json>& nodes,
   std::sort(matching.begin(), matching.end(),
             [](const json* a, const json* b) { return NameOf(*a) < NameOf(*b); });
 
-  auto record = [&](const std::string& node, NodeUpgradeState state, absl::Time at,
-                    std::string reason, std::string event) {
-    if (prev_state(node) != state && !event.empty()) {
-      plan.transitions.push_back({node, state, std::move(event)});
-    }
-    plan.nodes.push_back({node, target, state, at, std::move(reason)});
-  };
-
+  std::vector<NodeStep> steps;
   for (const json* n : matching) {
-    const std::string name = NameOf(*n);
-    const bool labelled = HasLabel(*n, version_label);
-    const std::string wanted = LabelOf(*n, version_label);
-    const bool tainted = HasOurTaint(*n);
-
-    if (labelled && wanted == target && LabelOf(*n, ready_label) == target) {
-      if (tainted) {
-        NodeChange c = ChangeFor(*n);
-        c.taints = WithoutOurTaint(*n);
-        plan.changes.push_back(std::move(c));
-      }
-      ++plan.done;
-      // A node found done without having been seen upgrading is no news.
-      record(name, NodeUpgradeState::kDone, since(name, {NodeUpgradeState::kDone}), "",
-             prev_state(name) ? absl::StrCat("driver ", target, " is ready; taint removed") : "");
-      continue;
-    }
-
-    if (labelled && wanted == target) {  // under way: KMM has not reported the version ready
-      const absl::Time started =
-          since(name, {NodeUpgradeState::kUpgrading, NodeUpgradeState::kFailed});
-      if (prev_state(name) == NodeUpgradeState::kFailed || now - started >= policy.node_timeout) {
-        const absl::Time failed_at =
-            prev_state(name) == NodeUpgradeState::kFailed ? prev.at(name)->since : now;
-        const std::string reason = absl::StrCat(
-            "driver ", target, " not ready within ", absl::FormatDuration(policy.node_timeout),
-            " (KMM has not set ", ready_label, "=", target, ")",
-            tainted ? "; the taint stays so no workload lands on it" : "",
-            ": check the KMM module loader pod on the node");
-        ++plan.failed;
-        failed_names.push_back(name);
-        if (first_failure.empty()) first_failure = absl::StrCat(name, ": ", reason);
-        record(name, NodeUpgradeState::kFailed, failed_at, reason, reason);
-        continue;
-      }
-      const absl::Duration left = started + policy.node_timeout - now;
-      if (!plan.recheck_after || left < *plan.recheck_after) plan.recheck_after = left;
-      ++plan.upgrading;
-      upgrading_names.push_back(name);
-      record(name, NodeUpgradeState::kUpgrading, started,
-             absl::StrCat("waiting for KMM to load driver ", target), "");
-      continue;
-    }
-
-    if (!labelled && !tainted && !policy.paused) {
-      // First seen: nothing of ours runs there, so nothing to drain.
-      NodeChange c = ChangeFor(*n);
-      c.labels[version_label] = target;
-      plan.changes.push_back(std::move(c));
-      plan.recheck_after =
-          std::min(plan.recheck_after.value_or(policy.node_timeout), policy.node_timeout);
-      ++plan.upgrading;
-      upgrading_names.push_back(name);
-      record(name, NodeUpgradeState::kUpgrading, now,
-             absl::StrCat("first install of driver ", target, " (no taint: no workload uses it)"),
-             absl::StrCat("first install: labelled for driver ", target, " without a taint"));
-      continue;
-    }
-    candidates.push_back(n);
+    auto it = prev.find(NameOf(*n));
+    steps.push_back(Classify(*n, it == prev.end() ? nullptr : it->second, target, policy, now));
   }
+  steps = Admit(std::move(steps), target, policy, now);
 
-  // Start pending nodes while there is room. Nodes already tainted (a rollout before this one
-  // left them so) go first: their workloads are gone already.
-  std::stable_sort(candidates.begin(), candidates.end(), [](const json* a, const json* b) {
-    return HasOurTaint(*a) && !HasOurTaint(*b);
-  });
-  const bool stopped = plan.failed > 0;
-  for (const json* n : candidates) {
-    const std::string name = NameOf(*n);
-    const std::string from = LabelOf(*n, version_label);
-    if (!stopped && !policy.paused && plan.upgrading < policy.max_parallel) {
-      NodeChange c = ChangeFor(*n);
-      c.labels[version_label] = target;
-      if (!HasOurTaint(*n)) c.taints = WithOurTaint(*n);
-      plan.changes.push_back(std::move(c));
-      plan.recheck_after =
-          std::min(plan.recheck_after.value_or(policy.node_timeout), policy.node_timeout);
-      ++plan.upgrading;
-      upgrading_names.push_back(name);
-      const std::string what =
-          absl::StrCat("tainted ", kUpgradeTaintKey, "=true:NoExecute and labelled for driver ",
-                       target, from.empty() ? "" : absl::StrCat(" (from ", from, ")"));
-      record(name, NodeUpgradeState::kUpgrading, now, what, what);
-      continue;
+  Summary sum = Summarize(steps, target, policy);
+
+  UpgradePlan plan;
+  for (NodeStep& s : steps) {
+    if (s.change) plan.changes.push_back(std::move(*s.change));
+    if (s.transition) plan.transitions.push_back(std::move(*s.transition));
+    // Pass again when the first upgrading node runs out of time.
+    if (s.deadline && (!plan.recheck_after || *s.deadline - now < *plan.recheck_after)) {
+      plan.recheck_after = *s.deadline - now;
     }
-    const std::string why =
-        stopped ? absl::StrCat("rollout stopped: ", failed_names.front(), " failed")
-        : policy.paused
-            ? std::string("rollout paused (spec.upgradePolicy.paused)")
-            : absl::StrCat("waiting for a slot (maxParallel ", policy.max_parallel, ")");
-    ++plan.pending;
-    record(name, NodeUpgradeState::kPending, since(name, {NodeUpgradeState::kPending}), why, "");
+    plan.nodes.push_back(std::move(s.entry));
   }
   std::sort(plan.nodes.begin(), plan.nodes.end(),
             [](const NodeUpgrade& a, const NodeUpgrade& b) { return a.node < b.node; });
@@ -307,36 +404,15 @@ UpgradePlan PlanUpgrade(const DeviceConfig& dc, const std::vector<json>& nodes,
     std::erase_if(plan.nodes,
                   [](const NodeUpgrade& n) { return n.state == NodeUpgradeState::kDone; });
   }
-
   // Nodes that left the selector carry our label no longer.
   for (NodeChange& c : PlanCleanup(dc, nodes, /*all=*/false)) plan.changes.push_back(std::move(c));
 
-  const int total = plan.done + plan.upgrading + plan.pending + plan.failed;
-  const std::string counts =
-      absl::StrCat(plan.done, " of ", total, " nodes on driver ", target, "; ", plan.upgrading,
-                   " upgrading, ", plan.pending, " pending, ", plan.failed, " failed");
-  if (plan.failed > 0) {
-    plan.condition_status = "True";
-    plan.condition_reason = "NodeFailed";
-    plan.condition_message =
-        absl::StrCat("stopped: ", Names(failed_names), " failed (", counts,
-                     "). The rollout resumes once KMM reports the driver ready there; to roll "
-                     "back, set driverVersion to the previous version");
-    plan.degraded = absl::StrCat("driver upgrade stopped at ", first_failure);
-  } else if (plan.pending > 0 && policy.paused) {
-    plan.condition_status = "True";
-    plan.condition_reason = "Paused";
-    plan.condition_message =
-        absl::StrCat("paused (", counts, "): set spec.upgradePolicy.paused to false to go on");
-  } else if (plan.pending + plan.upgrading > 0) {
-    plan.condition_status = "True";
-    plan.condition_reason = "RollingOut";
-    plan.condition_message = absl::StrCat(counts, "; upgrading: ", Names(upgrading_names));
-  } else {
-    plan.condition_status = "False";
-    plan.condition_reason = "UpToDate";
-    plan.condition_message = absl::StrCat("every matching node (", total, ") runs driver ", target);
-  }
+  std::tie(plan.done, plan.upgrading, plan.pending, plan.failed) =
+      std::tie(sum.done, sum.upgrading, sum.pending, sum.failed);
+  plan.condition_status = std::move(sum.condition_status);
+  plan.condition_reason = std::move(sum.condition_reason);
+  plan.condition_message = std::move(sum.condition_message);
+  plan.degraded = std::move(sum.degraded);
   return plan;
 }
 

@@ -33,6 +33,17 @@ struct Target {
 };
 Target TargetOf(const DeviceConfig& dc);
 
+// Reading and changing a Node (also used by PlanCleanup). Missing or mistyped fields read as
+// empty.
+const nlohmann::json& Labels(const nlohmann::json& node);
+std::string LabelOf(const nlohmann::json& node, const std::string& key);
+bool HasLabel(const nlohmann::json& node, const std::string& key);
+std::string NameOf(const nlohmann::json& node);
+bool HasOurTaint(const nlohmann::json& node);
+nlohmann::json WithOurTaint(const nlohmann::json& node);     // the node's taints plus ours
+nlohmann::json WithoutOurTaint(const nlohmann::json& node);  // the node's taints but ours
+NodeChange ChangeFor(const nlohmann::json& node);  // an empty change at its resourceVersion
+
 // A node's state this pass, as classify sees it alone.
 enum class NodeClass { kDone, kUpgrading, kFailed, kFirstInstall, kCandidate };
 const char* ClassName(NodeClass c);
@@ -59,6 +70,11 @@ struct NodeStep {
 // null. A pure function of its arguments.
 NodeStep Classify(const nlohmann::json& node, const NodeUpgrade* previous, const Target& target,
                   const UpgradePolicy& policy, absl::Time now);
+// Classify over the nodes dc's selector matches, in name order, each with its entry in
+// `previous` about the target version (the last one, if several).
+std::vector<NodeStep> ClassifyMatching(const DeviceConfig& dc,
+                                       const std::vector<nlohmann::json>& nodes,
+                                       const std::vector<NodeUpgrade>& previous, absl::Time now);
 
 // Step 2. `steps`: classified nodes in name order. Returns them with every candidate decided:
 // the other nodes first (in their order), then the candidates in the order admit considered

@@ -205,9 +205,9 @@ std::vector<NodeStep> ClassifyMatching(const DeviceConfig& dc, const std::vector
 
 std::vector<NodeStep> Admit(std::vector<NodeStep> steps, const Target& t,
                             const UpgradePolicy& policy, absl::Time now) {
-  auto is_candidate = [](const NodeStep& s) { return s.cls == NodeClass::kCandidate; };
-  auto candidates = std::stable_partition(steps.begin(), steps.end(),
-                                          [&](const NodeStep& s) { return !is_candidate(s); });
+  // The nodes classify decided keep their order; the candidates go after them.
+  auto candidates = std::stable_partition(
+      steps.begin(), steps.end(), [](const NodeStep& s) { return s.cls != NodeClass::kCandidate; });
   // Nodes already tainted (a rollout before this one left them so) go first: their workloads
   // are gone already.
   std::stable_sort(candidates, steps.end(),

@@ -111,8 +111,9 @@ namespace {
 void AddToEveryTerm(json& pod_spec, const json& expr) {
   json& terms = pod_spec["affinity"]["nodeAffinity"]
                         ["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"];
-  if (!terms.is_array() || terms.empty())
+  if (!terms.is_array() || terms.empty()) {
     terms = json::array({{{"matchExpressions", json::array()}}});
+  }
   for (json& t : terms) t["matchExpressions"].push_back(expr);
 }
 

@@ -26,6 +26,7 @@ int Fail(const std::string& msg) {
 int RenderCommand(int argc, char** argv) {
   std::string file;
   std::string nfd_group = "nfd.k8s-sigs.io";
+  std::string dra_version;
   bool kmm = true, service_monitor = false, dra = false;
   OperatorSettings settings;
   FlagSet flags("neuron-operator render",
@@ -38,13 +39,19 @@ int RenderCommand(int argc, char** argv) {
   flags.Bool("kmm", &kmm, "KMM (kmm.sigs.x-k8s.io/v1beta1 Module) is served.");
   flags.Bool("service-monitor", &service_monitor,
              "monitoring.coreos.com ServiceMonitor is served.");
-  flags.Bool("dra", &dra, "resource.k8s.io/v1 is served.");
+  flags.Bool("dra", &dra, "resource.k8s.io/v1 is served (same as --dra-version=v1).");
+  flags.String("dra-version", &dra_version,
+               "The resource.k8s.io version served: v1, v1beta1, or empty (not served).");
   flags.String("node-agent-image", &settings.default_node_agent_image,
                "Node agent image when the DeviceConfig names none.");
   if (auto exit_code = ParseSubcommandFlags(flags, "render", argc, argv)) return *exit_code;
   if (file.empty()) return Fail("-f FILE is required (the DeviceConfig to render)");
   if (nfd_group != "" && nfd_group != "nfd.k8s-sigs.io" && nfd_group != "nfd.openshift.io") {
     return Fail("--nfd-group must be nfd.k8s-sigs.io, nfd.openshift.io or empty");
+  }
+  if (dra_version.empty() && dra) dra_version = "v1";
+  if (dra_version != "" && dra_version != "v1" && dra_version != "v1beta1") {
+    return Fail("--dra-version must be v1, v1beta1 or empty");
   }
   absl::StatusOr<std::string> text = ReadInput(file);
   if (!text.ok()) return Fail(std::string(text.status().message()));
@@ -66,7 +73,7 @@ int RenderCommand(int argc, char** argv) {
     apis.kmm = kmm;
     apis.nfd_group = nfd_group;
     apis.service_monitor = service_monitor;
-    apis.dra = dra;
+    apis.dra_version = dra_version;
     std::vector<Child> children = DesiredChildren(*dc, apis, settings);
     all.insert(all.end(), children.begin(), children.end());
   }

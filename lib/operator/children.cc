@@ -14,6 +14,10 @@ k8s::ResourceRef NodeFeatureRules(const std::string& nfd_group) {
   return {nfd_group, "v1alpha1", "nodefeaturerules", false};
 }
 
+k8s::ResourceRef DeviceClasses(const std::string& version) {
+  return {"resource.k8s.io", version, "deviceclasses", false};
+}
+
 std::string OwnerApiVersion(const DeviceConfig& dc) {
   const size_t slash = dc.api_version.rfind('/');
   std::string version =
@@ -90,6 +94,40 @@ void PlaceOnNeuronNodes(const DeviceConfig& dc, json& pod_spec) {
                         term("node.kubernetes.io/instance-type", shapes),
                         term("aws.amazon.com/neuron-node", {"true"}),
                         term("feature.node.kubernetes.io/aws-neuron", {"true"})})}}}}}};
+}
+
+void PlaceOnDriverNodes(const DeviceConfig& dc, const ClusterApis& apis, json& pod_spec) {
+  if (dc.spec.driver_mode == DriverMode::kKmm && apis.kmm) {
+    pod_spec["nodeSelector"] = {
+        {absl::StrCat("kmm.node.kubernetes.io/", dc.ns, ".", dc.name, ".ready"), ""}};
+  } else {
+    PlaceOnNeuronNodes(dc, pod_spec);
+  }
+}
+
+namespace {
+
+// `expr` ANDed into every nodeSelectorTerm (terms are ORed); one term when there are none.
+void AddToEveryTerm(json& pod_spec, const json& expr) {
+  json& terms = pod_spec["affinity"]["nodeAffinity"]
+                        ["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"];
+  if (!terms.is_array() || terms.empty()) {
+    terms = json::array({{{"matchExpressions", json::array()}}});
+  }
+  for (json& t : terms) t["matchExpressions"].push_back(expr);
+}
+
+}  // namespace
+
+void AvoidDraNodes(json& pod_spec) {
+  // NotIn also matches nodes without the label: the device plugin is the default.
+  AddToEveryTerm(pod_spec,
+                 {{"key", kDraNodeLabel}, {"operator", "NotIn"}, {"values", {kDraNodeValue}}});
+}
+
+void RequireDraNodes(json& pod_spec) {
+  AddToEveryTerm(pod_spec,
+                 {{"key", kDraNodeLabel}, {"operator", "In"}, {"values", {kDraNodeValue}}});
 }
 
 json NeuronTolerations() {
@@ -187,6 +225,7 @@ std::vector<k8s::ResourceRef> ChildKinds(const ClusterApis& apis) {
   if (apis.kmm) kinds.push_back(internal::kModules);
   if (apis.service_monitor) kinds.push_back(internal::kServiceMonitors);
   if (!apis.nfd_group.empty()) kinds.push_back(internal::NodeFeatureRules(apis.nfd_group));
+  if (apis.DraServed()) kinds.push_back(internal::DeviceClasses(apis.dra_version));
   return kinds;
 }
 
@@ -195,15 +234,17 @@ std::vector<Child> DesiredChildren(const DeviceConfig& dc, const ClusterApis& ap
   std::vector<Child> out;
   internal::AddNfdRule(dc, apis, out);
   if (dc.spec.driver_mode == DriverMode::kKmm) {
-    internal::AddDriver(dc, apis, out);  // the device plugin rides in the Module
-  } else if (!dc.DraMode()) {
-    internal::AddPreinstalledPlugin(dc, out);
+    internal::AddDriver(dc, apis, out);  // the device plugin rides in the Module if it can
   }
-  if (dc.DraMode()) {
-    internal::AddDra(dc, apis, out);  // instead of the plugin, scheduler and extender
-  } else {
-    internal::AddScheduler(dc, apis, settings, out);
+  internal::AddPluginDaemonSet(dc, apis, out);
+  if (dc.AwsDra()) internal::AddDra(dc, apis, out);
+  if (dc.OurDra()) {
+    internal::AddDraDriver(dc, apis, out);
+    internal::AddDeviceClasses(dc, apis, out);
   }
+  // kube-scheduler's DRA allocator places DRA pods; the second scheduler and the extender stay
+  // for device-plugin nodes.
+  if (dc.RunsDevicePlugin()) internal::AddScheduler(dc, apis, settings, out);
   internal::AddMetrics(dc, apis, settings, out);
   return out;
 }

@@ -21,7 +21,10 @@ struct ClusterApis {
   bool kmm = true;                            // kmm.sigs.x-k8s.io/v1beta1 modules
   std::string nfd_group = "nfd.k8s-sigs.io";  // or "nfd.openshift.io"; "" = NFD not served
   bool service_monitor = false;               // monitoring.coreos.com/v1 servicemonitors
-  bool dra = false;                           // resource.k8s.io/v1 (DRA) served
+  // The resource.k8s.io version DRA objects (DeviceClasses) are written at: "v1" where served
+  // (Kubernetes 1.34+), else "v1beta1" (1.32, 1.33); "" = DRA is not served.
+  std::string dra_version;
+  bool DraServed() const { return !dra_version.empty(); }
   // The API server's version (GET /version); unset where unknown (render, without a cluster).
   // The default kube-scheduler image follows it.
   std::optional<KubeVersion> server_version;

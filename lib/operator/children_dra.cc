@@ -1,5 +1,5 @@
 // File: lib/operator/children_dra.cc
-// DRA mode (spec.draDriverImage): AWS's Neuron DRA kubelet plugin as the `<name>-dra-driver`
+// AWS's DRA mode (spec.draDriverImage): AWS's Neuron DRA kubelet plugin as the `<name>-dra-driver`
 // DaemonSet, in place of the device plugin, the second scheduler and the extender. Its image
 // is AWS's, so its command, environment, mounts and probe are the seed's (NEURON.md §1.3).
 #include "absl/strings/str_cat.h"
@@ -65,13 +65,7 @@ void AddDra(const DeviceConfig& dc, const ClusterApis& apis, std::vector<Child>&
               {"volumes", json::array({HostPathVolume("plugins-registry", kRegistryDir),
                                        HostPathVolume("plugins", kPluginsDir),
                                        HostPathVolume("cdi", kCdiDir, "DirectoryOrCreate")})}};
-  if (dc.spec.driver_mode == DriverMode::kKmm && apis.kmm) {
-    // Only where KMM has loaded the driver (KMM's label, as the seed selects).
-    pod["nodeSelector"] = {
-        {absl::StrCat("kmm.node.kubernetes.io/", dc.ns, ".", dc.name, ".ready"), ""}};
-  } else {
-    PlaceOnNeuronNodes(dc, pod);
-  }
+  PlaceOnDriverNodes(dc, apis, pod);  // only where the driver is loaded
   out.push_back(
       {k8s::resources::kDaemonSets, DaemonSet(dc, name, Component::kDra, pod), Component::kDra});
 }

@@ -79,7 +79,9 @@ std::string AddPluginAccount(const DeviceConfig& dc, std::vector<Child>& out) {
 
 void AddDriver(const DeviceConfig& dc, const ClusterApis& apis, std::vector<Child>& out) {
   if (!apis.kmm) return;  // the reconciler reports that KMM is not installed
-  const bool plugin = !dc.DraMode() && !dc.spec.device_plugin_image.empty();
+  // Neither DRA nor mixed allocation (AddPluginDaemonSet runs the plugin there).
+  const bool plugin = dc.RunsDevicePlugin() && dc.spec.allocation == Allocation::kDevicePlugin &&
+                      !dc.spec.device_plugin_image.empty();
   const std::string plugin_sa = plugin ? AddPluginAccount(dc, out) : "";
   // KMM's worker pods (modprobe) run under this account. It needs no API access on Kubernetes;
   // OpenShift must also let it use the privileged SCC.
@@ -129,15 +131,18 @@ void AddDriver(const DeviceConfig& dc, const ClusterApis& apis, std::vector<Chil
   out.push_back({kModules, std::move(m), Component::kDriver});
 }
 
-void AddPreinstalledPlugin(const DeviceConfig& dc, std::vector<Child>& out) {
-  if (dc.spec.device_plugin_image.empty()) return;
+void AddPluginDaemonSet(const DeviceConfig& dc, const ClusterApis& apis, std::vector<Child>& out) {
+  const bool mixed = dc.spec.allocation == Allocation::kMixed;
+  const bool own = dc.spec.driver_mode == DriverMode::kPreinstalled || mixed;
+  if (!own || !dc.RunsDevicePlugin() || dc.spec.device_plugin_image.empty()) return;
   const std::string sa = AddPluginAccount(dc, out);
   json pod = {{"serviceAccountName", sa},
               {"priorityClassName", "system-node-critical"},
               {"tolerations", NeuronTolerations()},
               {"containers", json::array({PluginContainer(dc, /*for_kmm=*/false)})},
               {"volumes", PluginVolumes(/*for_kmm=*/false)}};
-  PlaceOnNeuronNodes(dc, pod);
+  PlaceOnDriverNodes(dc, apis, pod);
+  if (mixed) AvoidDraNodes(pod);
   out.push_back({k8s::resources::kDaemonSets,
                  DaemonSet(dc, dc.name + "-device-plugin", Component::kDevicePlugin, pod),
                  Component::kDevicePlugin});

@@ -27,6 +27,8 @@ inline const k8s::ResourceRef kModules{"kmm.sigs.x-k8s.io", "v1beta1", "modules"
 inline const k8s::ResourceRef kServiceMonitors{"monitoring.coreos.com", "v1", "servicemonitors",
                                                true};
 k8s::ResourceRef NodeFeatureRules(const std::string& nfd_group);
+// resource.k8s.io/<version> deviceclasses (the version discovery found: ClusterApis).
+k8s::ResourceRef DeviceClasses(const std::string& version);
 
 // "k8s.aws/<version>" of the DeviceConfig as it was read (v1alpha1 or v1beta1).
 std::string OwnerApiVersion(const DeviceConfig& dc);
@@ -49,6 +51,13 @@ void AddPullSecret(const DeviceConfig& dc, json& pod_spec);
 // Node-level pods: spec.selector as nodeSelector, or (empty selector) deploy/'s affinity for
 // any node that looks like a Neuron node.
 void PlaceOnNeuronNodes(const DeviceConfig& dc, json& pod_spec);
+// Pods that need the Neuron driver loaded: in kmm mode (KMM served) the nodes where KMM reports
+// the Module ready (its label, as the seed selects), else PlaceOnNeuronNodes.
+void PlaceOnDriverNodes(const DeviceConfig& dc, const ClusterApis& apis, json& pod_spec);
+// Mixed allocation: the device plugin stays off nodes labelled kDraNodeLabel=kDraNodeValue,
+// and the DRA driver runs only there. Added to whatever placement the pod already has.
+void AvoidDraNodes(json& pod_spec);
+void RequireDraNodes(json& pod_spec);
 // Node-level pods tolerate the taint Neuron node groups usually carry.
 json NeuronTolerations();
 
@@ -75,12 +84,18 @@ void AddClusterRoleBinding(const DeviceConfig& dc, const std::string& name, cons
 
 // One per component, each appending its objects in apply order (accounts and RBAC first).
 void AddDriver(const DeviceConfig& dc, const ClusterApis& apis, std::vector<Child>& out);
-void AddPreinstalledPlugin(const DeviceConfig& dc, std::vector<Child>& out);
+// Our device plugin as the operator's own DaemonSet: in driverMode preinstalled, and in mixed
+// allocation (a KMM Module's equality selector cannot keep it off the DRA nodes).
+void AddPluginDaemonSet(const DeviceConfig& dc, const ClusterApis& apis, std::vector<Child>& out);
 void AddScheduler(const DeviceConfig& dc, const ClusterApis& apis, const OperatorSettings& s,
                   std::vector<Child>& out);
 void AddMetrics(const DeviceConfig& dc, const ClusterApis& apis, const OperatorSettings& s,
                 std::vector<Child>& out);
 void AddNfdRule(const DeviceConfig& dc, const ClusterApis& apis, std::vector<Child>& out);
+// AWS's DRA driver (spec.draDriverImage).
 void AddDra(const DeviceConfig& dc, const ClusterApis& apis, std::vector<Child>& out);
+// Ours (allocation dra or mixed): its account, ClusterRole and DaemonSet; and the DeviceClasses.
+void AddDraDriver(const DeviceConfig& dc, const ClusterApis& apis, std::vector<Child>& out);
+void AddDeviceClasses(const DeviceConfig& dc, const ClusterApis& apis, std::vector<Child>& out);
 
 }  // namespace neuron::op::internal

@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "lib/base/json_access.h"
 #include "lib/k8s/k8s_time.h"
+#include "lib/operator/device_config_dra.h"
 #include "lib/operator/device_config_syntax.h"
 
 namespace neuron::op {
@@ -97,6 +98,7 @@ void ReadSpec(const json& spec, DeviceConfigSpec& s, std::vector<FieldError>& pr
   ReadString(spec, "draDriverImage", s.dra_driver_image, problems);
   ReadString(spec, "nodeMetricsImage", s.node_metrics_image, problems);
   ReadString(spec, "nodeAgentImage", s.node_agent_image, problems);
+  internal::ReadAllocation(spec, s, problems);
 
   std::string mode = "kmm";  // the CRD's default; objects from `render -f` may omit it
   ReadString(spec, "driverMode", mode, problems);
@@ -198,7 +200,6 @@ std::vector<FieldError> ValidateDeviceConfig(const DeviceConfig& dc) {
   // enforced by its own schema when the object was written, and are not ours to re-check.
   const DeviceConfigSpec& s = dc.spec;
   const bool kmm = s.driver_mode == DriverMode::kKmm;
-  const bool dra = !s.dra_driver_image.empty();
   auto image = [&](const std::string& value, const char* field, bool required) {
     if (value.empty()) {
       if (required) errors.push_back({absl::StrCat("spec.", field), "is required"});
@@ -215,9 +216,9 @@ std::vector<FieldError> ValidateDeviceConfig(const DeviceConfig& dc) {
     errors.push_back({"spec.driversImage",
                       "must end in a tag (repo:tag): KMM pulls <driversImage>-$KERNEL_VERSION"});
   }
-  // Without DRA the device plugin is what advertises the devices, so it is required even where
-  // the seed's v1beta1 schema would allow a driver-only spec.
-  image(s.device_plugin_image, "devicePluginImage", !dra);
+  // Required unless AWS's DRA driver runs (CheckAllocation): without it our binary is what
+  // advertises the devices, even where the seed's v1beta1 schema would allow a driver-only spec.
+  image(s.device_plugin_image, "devicePluginImage", false);
   image(s.custom_scheduler_image, "customSchedulerImage", false);
   image(s.scheduler_extension_image, "schedulerExtensionImage", false);
   image(s.dra_driver_image, "draDriverImage", false);
@@ -226,22 +227,7 @@ std::vector<FieldError> ValidateDeviceConfig(const DeviceConfig& dc) {
   image(s.node_metrics_image, "nodeMetricsImage", false);
   image(s.node_agent_image, "nodeAgentImage", false);
 
-  const int trio = !s.device_plugin_image.empty() + !s.custom_scheduler_image.empty() +
-                   !s.scheduler_extension_image.empty();
-  if (dra && trio > 0) {
-    errors.push_back({"spec.draDriverImage",
-                      "cannot be set together with devicePluginImage, customSchedulerImage or "
-                      "schedulerExtensionImage (DRA replaces the device plugin and scheduler)"});
-  }
-  // customSchedulerImage may be left out (the operator then runs the API server's version),
-  // but configures nothing without the extender it calls.
-  const bool plugin = !s.device_plugin_image.empty();
-  const bool extender = !s.scheduler_extension_image.empty();
-  if (plugin != extender || (!s.custom_scheduler_image.empty() && !extender)) {
-    errors.push_back({"spec.devicePluginImage",
-                      "devicePluginImage and schedulerExtensionImage are set together or not at "
-                      "all, customSchedulerImage only with them"});
-  }
+  internal::CheckAllocation(s, errors);
 
   if (!IsLabelValue(s.driver_version)) {
     errors.push_back({"spec.driverVersion",

@@ -28,6 +28,26 @@ inline constexpr char kFinalizer[] = "awslabs.node.kubernetes.io/deviceconfig-fi
 // plugin runs as the operator's own DaemonSet.
 enum class DriverMode { kKmm, kPreinstalled };
 
+// spec.allocation: how pods get Neuron devices. `devicePlugin`: our device plugin and the
+// second scheduler with the extender (the default). `dra`: our DRA driver (devicePluginImage
+// run as `neuron-device-plugin --api=dra`) on every selected node, placed by kube-scheduler's
+// own DRA allocator. `mixed`: DRA on nodes labelled kDraNodeLabel=kDraNodeValue, the device
+// plugin (and the extender) on the others. draDriverImage (AWS's driver) is a fourth, older way
+// and excludes this field.
+enum class Allocation { kDevicePlugin, kDra, kMixed };
+const char* AllocationName(Allocation a);
+
+// The node label that moves a node to DRA in `mixed` allocation.
+inline constexpr char kDraNodeLabel[] = "neuron.aws.com/allocation";
+inline constexpr char kDraNodeValue[] = "dra";
+
+// spec.dra: our DRA driver's optional features (each needs its Kubernetes feature gate).
+struct DraOptions {
+  bool partitionable_devices = false;  // DRAPartitionableDevices: cores as partitions
+  bool device_taints = false;          // DRADeviceTaints: health as device taints
+  bool extended_resource = false;      // DRAExtendedResource: aws.amazon.com/neuron via DRA
+};
+
 // spec.upgradePolicy: how a driverVersion change rolls over the nodes (upgrade.h).
 struct UpgradePolicy {
   int max_parallel = 1;                             // nodes upgrading at once
@@ -42,7 +62,11 @@ struct DeviceConfigSpec {
   std::string device_plugin_image;
   std::string custom_scheduler_image;
   std::string scheduler_extension_image;
-  std::string dra_driver_image;
+  std::string dra_driver_image;  // AWS's DRA driver (the seed's DRA mode)
+  Allocation allocation = Allocation::kDevicePlugin;
+  bool allocation_set = false;  // spec.allocation was given (draDriverImage excludes it)
+  DraOptions dra;
+  bool dra_set = false;  // spec.dra was given (only with allocation dra or mixed)
   std::string node_metrics_image;
   std::string node_agent_image;   // ours; defaulted by the operator (OperatorSettings)
   std::string image_repo_secret;  // LocalObjectReference name; "" = none
@@ -71,7 +95,14 @@ struct DeviceConfig {
   // Fields of the wrong type or value found while parsing (reported by ValidateDeviceConfig).
   std::vector<FieldError> parse_problems;
 
-  bool DraMode() const { return !spec.dra_driver_image.empty(); }
+  // AWS's DRA driver replaces the device plugin, scheduler and extender (spec.draDriverImage).
+  bool AwsDra() const { return !spec.dra_driver_image.empty(); }
+  // Our DRA driver runs (allocation dra or mixed).
+  bool OurDra() const { return !AwsDra() && spec.allocation != Allocation::kDevicePlugin; }
+  // Some DRA driver runs: resource.k8s.io must be served.
+  bool DraMode() const { return AwsDra() || OurDra(); }
+  // Our device plugin, the second scheduler and the extender run (on some nodes at least).
+  bool RunsDevicePlugin() const { return !AwsDra() && spec.allocation != Allocation::kDra; }
   bool HasFinalizer() const;
 };
 
@@ -92,10 +123,11 @@ inline constexpr size_t kMaxNameLength = 36;
 //    schedulerExtensionImage (the seed's README). v1beta1 (and no apiVersion): nodeMetricsImage
 //    (the seed's CRD). Either version: driversImage when driverMode is kmm, and
 //    devicePluginImage unless draDriverImage is set (something must advertise the devices).
-//  - The CEL rules: draDriverImage excludes the three plugin/scheduler images;
-//    devicePluginImage and schedulerExtensionImage are set together or not at all, and
-//    customSchedulerImage (optional: the operator defaults it) only with them. "" counts as
-//    unset, as in the CRD's rules.
+//  - The CEL rules: draDriverImage excludes the three plugin/scheduler images and
+//    allocation/dra; devicePluginImage and schedulerExtensionImage are set together or not at
+//    all, and customSchedulerImage (optional: the operator defaults it) only with them, except
+//    in allocation dra, which runs no extender or scheduler (both must be unset); spec.dra only
+//    with allocation dra or mixed. "" counts as unset, as in the CRD's rules.
 //  - Every image set has no whitespace; in kmm mode driversImage ends in a tag.
 //  - driverVersion (optional) is a label value; selector keys and values are label syntax;
 //    imageRepoSecret.name is a Secret name; driverMode is kmm or preinstalled.

@@ -66,6 +66,28 @@ bool SameObject(const Child& c, const k8s::ResourceRef& ref, const json& item) {
          StringAt(c.object, {"metadata", "name"}) == StringAt(item, {"metadata", "name"});
 }
 
+// DRA needs resource.k8s.io. Without it the spec is refused with a condition, not retried: the
+// controller's periodic resync re-runs discovery and picks the API up once it is served.
+std::optional<Blocker> DraNotServed(const DeviceConfig& dc, const ClusterApis& apis) {
+  const std::string served =
+      apis.DraServed() ? absl::StrCat("only resource.k8s.io/", apis.dra_version) : "none";
+  if (dc.AwsDra() && apis.dra_version != "v1") {
+    return Blocker{"DRANotServed",
+                   absl::StrCat("draDriverImage runs AWS's DRA driver, which needs "
+                                "resource.k8s.io/v1 (Kubernetes 1.34+); this cluster serves ",
+                                served, ": use devicePluginImage, or allocation dra")};
+  }
+  if (dc.OurDra() && !apis.DraServed()) {
+    return Blocker{
+        "DRANotServed",
+        absl::StrCat("allocation ", AllocationName(dc.spec.allocation),
+                     " needs Dynamic Resource Allocation (resource.k8s.io v1 or v1beta1, "
+                     "Kubernetes 1.32+), which this cluster does not serve: enable it, or set "
+                     "allocation: devicePlugin")};
+  }
+  return std::nullopt;
+}
+
 std::string ConditionStatus(const json& status, const std::string& type) {
   if (!status.is_object()) return "";
   auto c = k8s::FindCondition(status.value("conditions", json::array()), type);
@@ -109,9 +131,19 @@ absl::StatusOr<ClusterApis> Reconciler::DiscoverApis() {
   apis.nfd_group = nfd_openshift ? "nfd.openshift.io" : nfd_upstream ? "nfd.k8s-sigs.io" : "";
   NEURON_ASSIGN_OR_RETURN(apis.service_monitor,
                           discovery_.IsServed("monitoring.coreos.com", "v1", "servicemonitors"));
-  NEURON_ASSIGN_OR_RETURN(apis.dra, discovery_.IsServed("resource.k8s.io", "v1", "deviceclasses"));
+  NEURON_ASSIGN_OR_RETURN(apis.dra_version, DraVersion());
   NEURON_ASSIGN_OR_RETURN(apis.server_version, ServerVersion());
   return apis;
+}
+
+absl::StatusOr<std::string> Reconciler::DraVersion() {
+  // v1 where served (1.34+: extendedResourceName, AWS's driver); else v1beta1 (1.32, 1.33).
+  for (const char* version : {"v1", "v1beta1"}) {
+    NEURON_ASSIGN_OR_RETURN(bool served,
+                            discovery_.IsServed("resource.k8s.io", version, "deviceclasses"));
+    if (served) return std::string(version);
+  }
+  return std::string();
 }
 
 absl::StatusOr<std::optional<KubeVersion>> Reconciler::ServerVersion() {
@@ -172,6 +204,8 @@ absl::StatusOr<ReconcileResult> Reconciler::Reconcile(const std::string& ns,
   NEURON_ASSIGN_OR_RETURN(seen.apis, DiscoverApis());
   if (std::vector<FieldError> errors = ValidateDeviceConfig(dc); !errors.empty()) {
     seen.blocker = Blocker{"InvalidSpec", JoinFieldErrors(errors)};
+  } else if (std::optional<Blocker> no_dra = DraNotServed(dc, seen.apis)) {
+    seen.blocker = std::move(no_dra);
   } else {
     NEURON_ASSIGN_OR_RETURN(std::optional<std::string> other, OverlappingOwner(dc));
     if (other) {
@@ -182,10 +216,12 @@ absl::StatusOr<ReconcileResult> Reconciler::Reconcile(const std::string& ns,
     }
   }
   NEURON_ASSIGN_OR_RETURN(const std::vector<json> nodes, nodes_());
-  seen.nodes_matching =
-      static_cast<int>(std::count_if(nodes.begin(), nodes.end(), [&](const json& n) {
-        return SelectorMatches(dc.spec.selector, MemberOrNull(n, {"metadata", "labels"}));
-      }));
+  for (const json& n : nodes) {
+    const json& labels = MemberOrNull(n, {"metadata", "labels"});
+    if (!SelectorMatches(dc.spec.selector, labels)) continue;
+    ++seen.nodes_matching;
+    if (StringMember(labels, kDraNodeLabel) == kDraNodeValue) ++seen.dra_nodes;
+  }
   ReconcileResult result;
   absl::Status failed;
   if (!seen.blocker) {
@@ -233,8 +269,11 @@ absl::Status Reconciler::Act(const DeviceConfig& dc, const json& obj,
         "NFD is not installed (no NodeFeatureRule API): Neuron nodes are not labelled "
         "feature.node.kubernetes.io/aws-neuron; install NFD or set spec.selector");
   }
-  if (dc.DraMode() && !seen.apis.dra) {
-    seen.warnings.push_back("draDriverImage is set but resource.k8s.io/v1 is not served");
+  if (dc.OurDra() && dc.spec.dra.extended_resource && seen.apis.dra_version != "v1") {
+    seen.warnings.push_back(absl::StrCat(
+        "spec.dra.extendedResource needs resource.k8s.io/v1 (Kubernetes 1.34+), this cluster "
+        "serves ",
+        seen.apis.dra_version, ": the DeviceClass with extendedResourceName is left out"));
   }
   const std::vector<Child> children = DesiredChildren(dc, seen.apis, settings_);
   for (const Child& c : children) {

@@ -80,6 +80,8 @@ class Reconciler {
   // older answer is kept; without one the pass fails (and is retried). A gitVersion that is not
   // vMAJOR.MINOR.PATCH[-+...] is nullopt: the scheduler image falls back to the settings'.
   absl::StatusOr<std::optional<KubeVersion>> ServerVersion();
+  // The resource.k8s.io version DeviceClasses are written at ("v1", "v1beta1"); "" = none.
+  absl::StatusOr<std::string> DraVersion();
   // Driver upgrades (upgrade.h): node labels and taints changed, events sent; the result
   // goes into status. Without a version (or in preinstalled mode) it only cleans up.
   absl::StatusOr<std::optional<UpgradePlan>> RollDriver(const DeviceConfig& dc,

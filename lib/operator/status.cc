@@ -80,7 +80,7 @@ std::string Summary(const Counts& n) { return absl::StrCat(n.available, "/", n.d
 // Only a spec'd kube-scheduler can be newer than the API server (the default follows it). An
 // image whose tag is no version ("latest") and an unknown server version say nothing.
 std::optional<k8s::Condition> SchedulerSkew(const DeviceConfig& dc, const ObservedState& seen) {
-  if (seen.blocker || dc.DraMode() || !seen.apis.server_version) return std::nullopt;
+  if (seen.blocker || !dc.RunsDevicePlugin() || !seen.apis.server_version) return std::nullopt;
   const KubeVersion& api = *seen.apis.server_version;
   const std::optional<KubeVersion> image = ImageTagVersion(dc.spec.custom_scheduler_image);
   if (!image || !SchedulerNewerThanApiServer(*image, api)) return std::nullopt;
@@ -92,6 +92,54 @@ std::optional<k8s::Condition> SchedulerSkew(const DeviceConfig& dc, const Observ
                            api.major, ".", api.minor,
                            " kube-scheduler, or (in v1beta1) unset customSchedulerImage to run ",
                            KubeSchedulerImage(api)));
+}
+
+// One side of mixed allocation: the nodes labelled for DRA, or the others. A side with no
+// node is no fault (every node may use one API).
+k8s::Condition MixedSide(const char* type, const std::string& what, const Counts& n,
+                         const DeviceConfig& dc, const char* none) {
+  if (n.matching == 0 && n.current) return Cond(type, true, "NoNodes", none);
+  return FromCounts(type, what, n, true, dc);
+}
+
+// DevicePluginReady: whatever advertises the devices. Where no device plugin runs (AWS's DRA
+// driver, allocation dra) the DRA driver plays its part, as in the seed's DRA mode; in mixed
+// allocation and driverMode preinstalled our DaemonSet; else the KMM Module's plugin.
+k8s::Condition PluginCondition(const DeviceConfig& dc, const ObservedState& seen, Counts& plugin) {
+  constexpr char kType[] = "DevicePluginReady";
+  if (!dc.RunsDevicePlugin()) {
+    plugin = DaemonSetCounts(seen.dra_ds, seen.nodes_matching);
+    return FromCounts(kType, "DRA driver", plugin, true, dc);
+  }
+  if (dc.spec.allocation == Allocation::kMixed) {
+    plugin = DaemonSetCounts(seen.plugin_ds, seen.nodes_matching - seen.dra_nodes);
+    return MixedSide(kType, "device plugin", plugin, dc,
+                     "every matching node is labelled for DRA: no device plugin runs");
+  }
+  if (dc.spec.driver_mode == DriverMode::kPreinstalled) {
+    plugin = DaemonSetCounts(seen.plugin_ds, seen.nodes_matching);
+    return FromCounts(kType, "device plugin", plugin, true, dc);
+  }
+  if (!seen.apis.kmm) {
+    return Cond(kType, false, "KMMNotInstalled",
+                "the device plugin runs from the KMM Module: install KMM, or set "
+                "driverMode: preinstalled");
+  }
+  plugin = KmmCounts(seen.module, "devicePlugin");
+  return FromCounts(kType, "device plugin (KMM)", plugin, true, dc);
+}
+
+// DRADriverReady, in DRA modes: the DRA DaemonSet on every matching node, or in mixed
+// allocation on those labelled for DRA.
+k8s::Condition DraCondition(const DeviceConfig& dc, const ObservedState& seen, Counts& dra) {
+  if (dc.spec.allocation != Allocation::kMixed || dc.AwsDra()) {
+    dra = DaemonSetCounts(seen.dra_ds, seen.nodes_matching);
+    return FromCounts(kDraDriverCondition, "DRA driver", dra, true, dc);
+  }
+  dra = DaemonSetCounts(seen.dra_ds, seen.dra_nodes);
+  return MixedSide(kDraDriverCondition, "DRA driver", dra, dc,
+                   "no matching node is labelled neuron.aws.com/allocation=dra: the device "
+                   "plugin serves them all");
 }
 
 }  // namespace
@@ -138,10 +186,12 @@ json ComputeStatus(const DeviceConfig& dc, const ObservedState& seen, const json
   std::vector<k8s::Condition> set;
 
   const bool kmm = dc.spec.driver_mode == DriverMode::kKmm;
-  Counts driver, plugin, sched, metrics;
+  Counts driver, plugin, sched, metrics, dra;
   if (seen.blocker) {
-    for (const char* type :
-         {"DriverReady", "DevicePluginReady", "SchedulerReady", "MetricsReady"}) {
+    std::vector<const char*> types = {"DriverReady", "DevicePluginReady", "SchedulerReady",
+                                      "MetricsReady"};
+    if (dc.DraMode()) types.push_back(kDraDriverCondition);
+    for (const char* type : types) {
       k8s::Condition c = Cond(type, false, "NotApplied",
                               absl::StrCat("nothing was applied: ", seen.blocker->message));
       c.status = "Unknown";
@@ -162,26 +212,10 @@ json ComputeStatus(const DeviceConfig& dc, const ObservedState& seen, const json
       set.push_back(FromCounts("DriverReady", "driver (KMM module loader)", driver, true, dc));
     }
 
-    if (dc.DraMode()) {
-      plugin = DaemonSetCounts(seen.dra_ds, seen.nodes_matching);
-      set.push_back(Present(seen.dra_ds)
-                        ? FromCounts("DevicePluginReady", "DRA driver", plugin, true, dc)
-                        : Cond("DevicePluginReady", false, "DRANotServed",
-                               "draDriverImage is set but resource.k8s.io/v1 is not served: "
-                               "use a cluster with DRA, or use devicePluginImage instead"));
-    } else if (!kmm) {
-      plugin = DaemonSetCounts(seen.plugin_ds, seen.nodes_matching);
-      set.push_back(FromCounts("DevicePluginReady", "device plugin", plugin, true, dc));
-    } else if (!seen.apis.kmm) {
-      set.push_back(Cond("DevicePluginReady", false, "KMMNotInstalled",
-                         "the device plugin runs from the KMM Module: install KMM, or set "
-                         "driverMode: preinstalled"));
-    } else {
-      plugin = KmmCounts(seen.module, "devicePlugin");
-      set.push_back(FromCounts("DevicePluginReady", "device plugin (KMM)", plugin, true, dc));
-    }
+    set.push_back(PluginCondition(dc, seen, plugin));
+    if (dc.DraMode()) set.push_back(DraCondition(dc, seen, dra));
 
-    if (dc.DraMode()) {
+    if (!dc.RunsDevicePlugin()) {
       set.push_back(Cond("SchedulerReady", true, "NotNeeded",
                          "DRA mode: kube-scheduler's own DRA support places the pods"));
     } else {
@@ -256,6 +290,8 @@ json ComputeStatus(const DeviceConfig& dc, const ObservedState& seen, const json
                             : Cond("Ready", false, "ComponentsNotReady",
                                    absl::StrCat("waiting for ", absl::StrJoin(waiting, ", "))));
   }
+  // Only DRA modes run a DRA driver: the condition goes with the mode.
+  if (!dc.DraMode()) k8s::RemoveCondition(conditions, kDraDriverCondition);
   // News like Upgrading, not readiness: present only while the skew lasts.
   if (std::optional<k8s::Condition> skew = SchedulerSkew(dc, seen)) {
     set.push_back(*skew);
@@ -275,7 +311,14 @@ json ComputeStatus(const DeviceConfig& dc, const ObservedState& seen, const json
   status["metrics"] = CountsJson(metrics);
   status["driverSummary"] = Summary(driver);
   status["devicePluginSummary"] = Summary(plugin);
-  status["schedulerSummary"] = dc.DraMode() ? std::string("DRA") : Summary(sched);
+  status["schedulerSummary"] = dc.RunsDevicePlugin() ? Summary(sched) : std::string("DRA");
+  if (dc.DraMode()) {
+    status["draDriver"] = CountsJson(dra);
+    status["draDriverSummary"] = Summary(dra);
+  } else {
+    status.erase("draDriver");
+    status.erase("draDriverSummary");
+  }
   if (seen.upgrade) {
     status["nodes"] = std::move(upgrade_nodes);
   } else if (!seen.blocker) {

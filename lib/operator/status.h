@@ -1,6 +1,7 @@
 // File: lib/operator/status.h
 // DeviceConfig status from what the reconcile pass saw: conditions a person can act on
 // (Ready, DriverReady, DevicePluginReady, SchedulerReady, MetricsReady, Upgrading, Degraded;
+// DRADriverReady in DRA modes;
 // SchedulerVersionSkew while spec.customSchedulerImage is newer than the API server),
 // per-node driver upgrade state, per
 // component node counts as upstream names them, and the short "available/desired" strings the
@@ -23,6 +24,10 @@ namespace neuron::op {
 // minor version than the API server; absent otherwise.
 inline constexpr char kSchedulerSkewCondition[] = "SchedulerVersionSkew";
 
+// True when the DRA driver DaemonSet (AWS's or ours) is available on its nodes; present only
+// in DRA modes (draDriverImage, allocation dra or mixed).
+inline constexpr char kDraDriverCondition[] = "DRADriverReady";
+
 // Why nothing (or not everything) was applied: at most one blocking problem per pass.
 struct Blocker {
   std::string reason;   // condition reason, e.g. "InvalidSpec", "SelectorOverlap"
@@ -35,12 +40,13 @@ struct ObservedState {
   std::optional<Blocker> failure;     // set: an API error ended the pass part way
   std::vector<std::string> warnings;  // non-blocking (an optional API missing, ...)
   int nodes_matching = 0;             // Nodes matching spec.selector
+  int dra_nodes = 0;                  // of those, labelled kDraNodeLabel=kDraNodeValue
   // The live children as returned by the apply (null when absent / not applied).
   nlohmann::json module;      // KMM Module (driver + device plugin in kmm mode)
-  nlohmann::json plugin_ds;   // preinstalled mode: the device-plugin DaemonSet
+  nlohmann::json plugin_ds;   // preinstalled mode, mixed allocation: the device-plugin DaemonSet
   nlohmann::json scheduler;   // Deployment <name>-custom-scheduler
   nlohmann::json extender;    // Deployment <name>-custom-scheduler-extension
-  nlohmann::json dra_ds;      // DRA mode: DaemonSet <name>-dra-driver
+  nlohmann::json dra_ds;      // DRA modes: DaemonSet <name>-dra-driver (AWS's or ours)
   nlohmann::json metrics_ds;  // DaemonSet <name>-node-metrics (the node agent)
   // The driver rollout this pass (kmm mode with a driverVersion); unset otherwise.
   std::optional<UpgradePlan> upgrade;

@@ -289,6 +289,12 @@ TEST_CASE("openshift overlay: OpenShift's NFD group, each account the SCC its po
       pods.push_back(o["spec"]["devicePlugin"]);
     }
   }
+  // Mixed allocation adds our DRA driver's DaemonSet (host directories: privileged).
+  json mixed = dc;
+  mixed["spec"]["allocation"] = "mixed";
+  for (const json& o : OperatorRender(mixed, "--nfd-group=nfd.openshift.io --kmm --dra")) {
+    if (o.value("kind", "") == "DaemonSet") pods.push_back(o["spec"]["template"]["spec"]);
+  }
   std::map<std::string, std::string> needed;
   for (const json& pod : pods) {
     const std::string sa = pod.value("serviceAccountName", "");

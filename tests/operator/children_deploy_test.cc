@@ -6,6 +6,8 @@
 // - the Neuron-node affinity also accepts the aws-neuron label of our NodeFeatureRule;
 // - kube-scheduler gets --feature-gates=DynamicResourceAllocation=false where DRA is not served;
 // - no RoleBinding in kube-system for the scheduler (not ownable, not prunable).
+// And deploy/operator/operator.yaml grants the operator every child kind and every permission
+// the roles it creates hold (RBAC refuses a role with more than its creator has).
 #include <string>
 #include <vector>
 
@@ -165,6 +167,66 @@ TEST_CASE("node agent matches deploy/node-agent", "[operator][children][deploy]"
   svc["ports"][0].erase("protocol");
   svc["selector"]["app.kubernetes.io/name"] = "neuron-node-agent";
   CHECK(svc == FindDoc(deploy, "Service", "neuron-node-agent")->at("spec"));
+}
+
+}  // namespace
+}  // namespace neuron::op
+
+namespace neuron::op {
+namespace {
+
+// Whether one of `rules` grants `verb` on `group`/`resource` (and, for a named grant, on all of
+// `names`).
+bool Grants(const json& rules, const std::string& group, const std::string& resource,
+            const std::string& verb, const json& names) {
+  auto has = [](const json& list, const std::string& v) {
+    for (const json& x : list) {
+      if (x == v || x == "*") return true;
+    }
+    return false;
+  };
+  for (const json& r : rules) {
+    if (!has(r["apiGroups"], group) || !has(r["resources"], resource)) continue;
+    if (!has(r["verbs"], verb)) continue;
+    if (!r.contains("resourceNames")) return true;
+    bool all = !names.empty();
+    for (const json& n : names) all = all && has(r["resourceNames"], n.get<std::string>());
+    if (all) return true;
+  }
+  return false;
+}
+
+// RBAC lets the operator create a role only with permissions it holds itself, and it applies,
+// lists and deletes every child kind: deploy/operator/operator.yaml must grant both, in every
+// mode (our DRA driver's role and the DeviceClasses included).
+TEST_CASE("the operator's ClusterRole covers every child and every role it creates",
+          "[operator][children][deploy]") {
+  const std::vector<json> deploy = LoadYaml("deploy/operator/operator.yaml");
+  const json* op = FindDoc(deploy, "ClusterRole", "neuron-operator");
+  REQUIRE(op != nullptr);
+  const json& rules = op->at("rules");
+  for (const childtest::Variant& v : childtest::Variants()) {
+    ClusterApis apis = v.apis;
+    apis.service_monitor = true;
+    for (const Child& c : DesiredChildren(v.dc, apis, {})) {
+      CAPTURE(v.golden, c.object["kind"], c.object["metadata"]["name"]);
+      for (const char* verb : {"get", "list", "watch", "create", "patch", "delete"}) {
+        CHECK(Grants(rules, c.ref.group, c.ref.resource, verb, json::array()));
+      }
+      const std::string kind = c.object["kind"];
+      if (kind != "ClusterRole" && kind != "Role") continue;
+      for (const json& r : c.object["rules"]) {
+        for (const json& g : r["apiGroups"]) {
+          for (const json& res : r["resources"]) {
+            for (const json& verb : r["verbs"]) {
+              CAPTURE(g, res, verb);
+              CHECK(Grants(rules, g, res, verb, r.value("resourceNames", json::array())));
+            }
+          }
+        }
+      }
+    }
+  }
 }
 
 }  // namespace

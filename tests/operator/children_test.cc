@@ -1,6 +1,7 @@
 // File: tests/operator/children_test.cc
 // The desired children of a DeviceConfig: golden YAML (UPDATE_GOLDEN=1 rewrites it) for the
-// seed's sample in both API versions, DRA mode, preinstalled mode, and OpenShift NFD with a
+// seed's sample in both API versions, AWS's DRA mode, our DRA driver (all nodes; mixed pools),
+// preinstalled mode, and OpenShift NFD with a
 // ServiceMonitor; and what every child set must hold: owners, selectors that select, accounts
 // that exist, the scheduler configuration naming the extender's Service and port, every Neuron
 // PCI id in the NFD rule, objects left out when their API is not served.
@@ -94,7 +95,10 @@ TEST_CASE("every child set holds together", "[operator][children]") {
         // namespace so two DeviceConfigs of one name cannot collide.
         CHECK_FALSE(meta.contains("ownerReferences"));
         CHECK_FALSE(meta.contains("namespace"));
-        CHECK(Name(c.object).rfind(v.dc.ns + "-" + v.dc.name + "-", 0) == 0);
+        // DeviceClasses excepted: AWS's templates name neuron.aws.com.
+        if (kind != "DeviceClass") {
+          CHECK(Name(c.object).rfind(v.dc.ns + "-" + v.dc.name + "-", 0) == 0);
+        }
       }
       if (kind == "ClusterRoleBinding" || kind == "RoleBinding") {
         for (const json& s : c.object["subjects"]) CHECK(accounts.count(s["name"]) == 1);
@@ -130,9 +134,12 @@ TEST_CASE("every child set holds together", "[operator][children]") {
         CHECK(accounts.count(spec["moduleLoader"]["serviceAccountName"]) == 1);
         CHECK(spec.value("imageRepoSecret", json::object()).value("name", "") ==
               v.dc.spec.image_repo_secret);
-        // DRA replaces the device plugin: KMM only loads the driver then.
-        REQUIRE(spec.contains("devicePlugin") == !v.dc.DraMode());
-        if (v.dc.DraMode()) continue;
+        // DRA replaces the device plugin, and in mixed allocation the plugin is a DaemonSet
+        // of ours (a Module cannot keep off DRA nodes): KMM only loads the driver then.
+        const bool in_module =
+            v.dc.RunsDevicePlugin() && v.dc.spec.allocation == Allocation::kDevicePlugin;
+        REQUIRE(spec.contains("devicePlugin") == in_module);
+        if (!in_module) continue;
         CHECK(accounts.count(spec["devicePlugin"]["serviceAccountName"]) == 1);
         const json& ctr = spec["devicePlugin"]["container"];
         CHECK_FALSE(ctr.contains("name"));  // not fields of KMM's container spec
@@ -150,7 +157,7 @@ TEST_CASE("the scheduler calls the extender's Service for every verb", "[operato
   for (bool dra_served : {false, true}) {
     const DeviceConfig dc = Sample();
     ClusterApis apis;
-    apis.dra = dra_served;
+    apis.dra_version = dra_served ? "v1" : "v1beta1";
     const std::vector<Child> children = DesiredChildren(dc, apis, {});
     const json* cm = Find(children, "ConfigMap", "neuron-scheduler-config");
     const json* sched = Find(children, "Deployment", "neuron-custom-scheduler");

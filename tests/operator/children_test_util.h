@@ -72,8 +72,30 @@ inline std::vector<Variant> Variants() {
   dra.spec.custom_scheduler_image.clear();
   dra.spec.scheduler_extension_image.clear();
   ClusterApis dra_apis;
-  dra_apis.dra = true;
+  dra_apis.dra_version = "v1";
   v.push_back({"dra", dra, dra_apis});
+
+  // Our DRA driver everywhere, every optional feature, on a 1.34 cluster.
+  DeviceConfig ours = Sample();
+  ours.spec.allocation = Allocation::kDra;
+  ours.spec.allocation_set = true;
+  ours.spec.dra_set = true;
+  ours.spec.dra = {true, true, true};
+  ours.spec.custom_scheduler_image.clear();
+  ours.spec.scheduler_extension_image.clear();
+  v.push_back({"dra-ours", ours, dra_apis});
+
+  // Mixed pools on an EKS AMI and a 1.33 cluster (v1beta1: no extended-resource class).
+  DeviceConfig mixed = Sample();
+  mixed.spec.driver_mode = DriverMode::kPreinstalled;
+  mixed.spec.selector.clear();
+  mixed.spec.allocation = Allocation::kMixed;
+  mixed.spec.allocation_set = true;
+  mixed.spec.dra_set = true;
+  mixed.spec.dra.extended_resource = true;
+  ClusterApis beta_apis;
+  beta_apis.dra_version = "v1beta1";
+  v.push_back({"dra-mixed", mixed, beta_apis});
 
   DeviceConfig pre = Sample();  // an EKS Neuron AMI: no Module, placement by affinity
   pre.spec.driver_mode = DriverMode::kPreinstalled;

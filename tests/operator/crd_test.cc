@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "catch2/catch.hpp"
 #include "lib/operator/device_config.h"
@@ -117,26 +118,43 @@ TEST_CASE("the schema holds every spec field the operator reads, with the seed's
   // A field the operator reads but the schema lacks would be pruned by the API server.
   std::set<std::string> declared;
   for (const auto& [k, v] : props.items()) declared.insert(k);
-  CHECK(declared == std::set<std::string>{"driverMode", "useInTreeDrivers", "driversImage",
-                                          "driverVersion", "devicePluginImage",
-                                          "customSchedulerImage", "schedulerExtensionImage",
-                                          "draDriverImage", "nodeMetricsImage", "nodeAgentImage",
-                                          "imageRepoSecret", "selector", "upgradePolicy"});
+  CHECK(declared == std::set<std::string>{
+                        "driverMode", "useInTreeDrivers", "driversImage", "driverVersion",
+                        "devicePluginImage", "customSchedulerImage", "schedulerExtensionImage",
+                        "draDriverImage", "nodeMetricsImage", "nodeAgentImage", "imageRepoSecret",
+                        "selector", "upgradePolicy", "allocation", "dra"});
+  CHECK(props["allocation"]["enum"] == json{"devicePlugin", "dra", "mixed"});
+  CHECK_FALSE(props["allocation"].contains("default"));  // unset: draDriverImage may decide
+  for (const char* f : {"partitionableDevices", "deviceTaints", "extendedResource"}) {
+    CAPTURE(f);
+    CHECK(props["dra"]["properties"][f]["type"] == "boolean");
+  }
 }
 
 TEST_CASE("the CEL rules guard every field with has() and treat \"\" as unset", "[operator][crd]") {
   json crd = Crd();
   json rules = SpecSchema(crd, "v1beta1")["x-kubernetes-validations"];
-  REQUIRE(rules.size() == 2);
-  for (json& r : rules) {
-    const std::string rule = r["rule"];
+  REQUIRE(rules.size() == 5);
+  for (size_t i = 0; i < rules.size(); ++i) {
+    const std::string rule = rules[i]["rule"];
     CAPTURE(rule);
-    CHECK_FALSE(r.value("message", "").empty());
+    CHECK_FALSE(rules[i].value("message", "").empty());
+    // The image rules (the first three) read the plugin and scheduler images as "set".
     for (const char* f : {"devicePluginImage", "customSchedulerImage", "schedulerExtensionImage"}) {
       const std::string guarded = std::string("(has(self.") + f + ") && size(self." + f + ") > 0)";
-      CHECK(absl::StrContains(rule, guarded));
+      if (i < 3) CHECK(absl::StrContains(rule, guarded));
     }
-    // Reading an absent field is an evaluation error in CEL: every read follows its has().
+    // Reading an absent field is an evaluation error in CEL: every field read is guarded by
+    // its has() in the same rule.
+    for (size_t at = rule.find("self."); at != std::string::npos; at = rule.find("self.", at + 1)) {
+      size_t end = at + 5;
+      while (end < rule.size() && absl::ascii_isalnum(static_cast<unsigned char>(rule[end]))) {
+        ++end;
+      }
+      const std::string field = rule.substr(at, end - at);
+      CAPTURE(field);
+      CHECK(absl::StrContains(rule, "has(" + field + ")"));
+    }
     size_t reads = 0;
     size_t guards = 0;
     for (size_t at = rule.find("size(self."); at != std::string::npos;
@@ -147,9 +165,14 @@ TEST_CASE("the CEL rules guard every field with has() and treat \"\" as unset", 
          at = rule.find("has(self.", at + 1)) {
       ++guards;
     }
-    CHECK(reads == guards);
+    CHECK(reads <= guards);
   }
   CHECK(absl::StrContains(rules[0]["rule"].get<std::string>(), "has(self.draDriverImage)"));
+  // allocation dra lifts the plugin/extender pairing, and has its own rule.
+  CHECK(absl::StartsWith(rules[1]["rule"].get<std::string>(),
+                         "(has(self.allocation) && self.allocation == 'dra') ||"));
+  CHECK(absl::StrContains(rules[3]["message"].get<std::string>(), "excludes allocation and dra"));
+  CHECK(rules == SpecSchema(crd, "v1alpha1")["x-kubernetes-validations"]);
 }
 
 TEST_CASE("status: conditions as a list-map, the seed's counters, summaries for the columns",
@@ -167,14 +190,15 @@ TEST_CASE("status: conditions as a list-map, the seed's counters, summaries for 
   CHECK(cond["items"]["required"] ==
         json{"type", "status", "lastTransitionTime", "reason", "message"});
   CHECK(cond["items"]["properties"]["status"]["enum"] == json{"True", "False", "Unknown"});
-  for (const char* c : {"driver", "devicePlugin", "scheduler", "metrics"}) {
+  for (const char* c : {"driver", "devicePlugin", "scheduler", "metrics", "draDriver"}) {
     for (const char* n : {"nodesMatchingSelectorNumber", "desiredNumber", "availableNumber"}) {
       CAPTURE(c, n);
       CHECK(p[c]["properties"][n]["type"] == "integer");
       CHECK(p[c]["properties"][n]["format"] == "int32");
     }
   }
-  for (const char* s : {"driverSummary", "devicePluginSummary", "schedulerSummary"}) {
+  for (const char* s :
+       {"driverSummary", "devicePluginSummary", "schedulerSummary", "draDriverSummary"}) {
     CHECK(p[s]["type"] == "string");
   }
   // The real API server prunes what the schema does not name: every field the operator writes
@@ -202,10 +226,11 @@ TEST_CASE("status: conditions as a list-map, the seed's counters, summaries for 
       CHECK(p.contains(path.substr(8)));
     }
   }
-  CHECK(names == std::vector<std::string>{"Ready", "Driver", "Plugin", "Scheduler", "Age"});
+  CHECK(names == std::vector<std::string>{"Ready", "Driver", "Plugin", "Scheduler", "DRA", "Age"});
   CHECK(cols[0]["jsonPath"] == R"(.status.conditions[?(@.type=="Ready")].status)");
-  CHECK(cols[4]["type"] == "date");
-  CHECK(cols[4]["jsonPath"] == ".metadata.creationTimestamp");
+  CHECK(cols[4]["priority"] == 1);  // DRA: with -o wide
+  CHECK(cols[5]["type"] == "date");
+  CHECK(cols[5]["jsonPath"] == ".metadata.creationTimestamp");
 }
 
 struct Server {

@@ -1,0 +1,50 @@
+// File: lib/operator/children_device_class.cc
+// The DeviceClasses of our DRA driver, as deploy/dra/deviceclass*.yaml write them by hand, at
+// the resource.k8s.io version the cluster serves. Their names are fixed (AWS's templates name
+// neuron.aws.com), so they are cluster-wide: a second DRA DeviceConfig applies the same objects.
+#include "lib/operator/children_internal.h"
+
+namespace neuron::op::internal {
+namespace {
+
+constexpr char kDriverName[] = "neuron.aws.com";
+
+// Selectors run in order and stop at the first that does not match, so the driver check comes
+// first: it keeps the attribute lookup away from other drivers' devices (a CEL error there
+// would abort the allocation).
+json Selectors(const char* resource_type) {
+  auto cel = [](std::string expr) { return json{{"cel", {{"expression", std::move(expr)}}}}; };
+  return json::array({cel(std::string("device.driver == '") + kDriverName + "'"),
+                      cel(std::string("device.attributes['") + kDriverName +
+                          "'].resourceType == '" + resource_type + "'")});
+}
+
+Child DeviceClass(const DeviceConfig& dc, const ClusterApis& apis, const std::string& name,
+                  const char* resource_type) {
+  const k8s::ResourceRef ref = DeviceClasses(apis.dra_version);
+  json obj = Object(dc, ref.GroupVersion(), "DeviceClass", name, Component::kDra,
+                    /*namespaced=*/false);
+  obj["spec"] = {{"selectors", Selectors(resource_type)}};
+  return {ref, std::move(obj), Component::kDra};
+}
+
+}  // namespace
+
+void AddDeviceClasses(const DeviceConfig& dc, const ClusterApis& apis, std::vector<Child>& out) {
+  if (!apis.DraServed()) return;  // the reconciler refuses DRA then (condition DRANotServed)
+  // Whole devices: the class AWS's ResourceClaimTemplates name.
+  out.push_back(DeviceClass(dc, apis, kDriverName, "neuron_device"));
+  if (dc.spec.dra.partitionable_devices) {
+    // One logical NeuronCore of a device; it shares a counter set with its whole device.
+    out.push_back(DeviceClass(dc, apis, "neuroncore.aws.com", "neuron_core"));
+  }
+  // extendedResourceName exists only in resource.k8s.io/v1 (DRAExtendedResource, 1.34): pods
+  // asking for aws.amazon.com/neuron are served by DRA on nodes without the device plugin.
+  if (dc.spec.dra.extended_resource && apis.dra_version == "v1") {
+    Child c = DeviceClass(dc, apis, "extended-resource.neuron.aws.com", "neuron_device");
+    c.object["spec"]["extendedResourceName"] = "aws.amazon.com/neuron";
+    out.push_back(std::move(c));
+  }
+}
+
+}  // namespace neuron::op::internal

@@ -21,6 +21,9 @@ using neuron::testing::HttpGet;
 using nlohmann::json;
 using testing::DraAppEnv;
 
+// Writing the emulated tree takes seconds on a loaded machine.
+constexpr absl::Duration kStartup = absl::Seconds(60);
+
 bool Tainted(const json& device) {
   return device.is_object() && device.contains("taints") && !device["taints"].empty();
 }
@@ -29,7 +32,7 @@ TEST_CASE("the DRA driver publishes the emulated node's devices and becomes read
           "[dra][app][e2e]") {
   DraAppEnv env;
   REQUIRE(env.Start());
-  REQUIRE(Eventually([&] { return env.Slice().is_object(); }));
+  REQUIRE(Eventually([&] { return env.Slice().is_object(); }, kStartup));
   const json slice = env.Slice();
   CHECK(slice["spec"]["pool"]["name"] == testing::kNode);
   CHECK(slice["spec"]["devices"].size() == 16);
@@ -37,7 +40,7 @@ TEST_CASE("the DRA driver publishes the emulated node's devices and becomes read
   REQUIRE(d0.is_object());
   CHECK(d0["attributes"]["neuronDriverVersion"]["string"] == "2.31.7.0");
   CHECK(d0["attributes"]["instanceType"]["string"] == "trn2.48xlarge");
-  REQUIRE(env.kubelet().WaitForRegistrations(1, absl::Seconds(10)));
+  REQUIRE(env.kubelet().WaitForRegistrations(1, kStartup));
   REQUIRE(Eventually([&] { return HttpGet(env.metrics_port(), "/readyz").status == 200; }));
   CHECK(HttpGet(env.metrics_port(), "/healthz").status == 200);
   const std::string metrics = HttpGet(env.metrics_port(), "/metrics").body;
@@ -52,7 +55,7 @@ TEST_CASE("with DRADeviceTaints a fault becomes a NoExecute taint and goes on re
           "[dra][app][e2e]") {
   DraAppEnv env({.device_taints = true});
   REQUIRE(env.Start());
-  REQUIRE(Eventually([&] { return env.Device("neurondevice3").is_object(); }));
+  REQUIRE(Eventually([&] { return env.Device("neurondevice3").is_object(); }, kStartup));
   CHECK_FALSE(Tainted(env.Device("neurondevice3")));
   REQUIRE(env.WriteFault(3, 1));
   REQUIRE(Eventually([&] { return Tainted(env.Device("neurondevice3")); }, absl::Seconds(5)));
@@ -69,7 +72,7 @@ TEST_CASE("without DRADeviceTaints a faulty device leaves the slice and comes ba
           "[dra][app][e2e]") {
   DraAppEnv env;
   REQUIRE(env.Start());
-  REQUIRE(Eventually([&] { return env.Device("neurondevice5").is_object(); }));
+  REQUIRE(Eventually([&] { return env.Device("neurondevice5").is_object(); }, kStartup));
   REQUIRE(env.WriteFault(5, 1));
   REQUIRE(Eventually([&] { return env.Device("neurondevice5").is_null(); }, absl::Seconds(5)));
   CHECK(env.Slice()["spec"]["devices"].size() == 15);
@@ -86,7 +89,7 @@ TEST_CASE("a claim allocated in the API is prepared with its CDI spec and unprep
           "[dra][app][e2e]") {
   DraAppEnv env;
   REQUIRE(env.Start());
-  REQUIRE(env.kubelet().WaitForRegistrations(1, absl::Seconds(10)));
+  REQUIRE(env.kubelet().WaitForRegistrations(1, kStartup));
   const std::string uid = env.CreateClaim("claim-a", "neurondevice2");
   REQUIRE_FALSE(uid.empty());
 

@@ -16,7 +16,9 @@ namespace neuron::dra::testing {
 using nlohmann::json;
 
 DraAppEnv::DraAppEnv(DraAppEnvOptions opts) : opts_(std::move(opts)) {
-  std::string t = "/tmp/dra-app-XXXXXX";
+  // tmpfs when there is one: the emulated tree is thousands of small files.
+  std::string t =
+      std::filesystem::is_directory("/dev/shm") ? "/dev/shm/dra-app-XXXXXX" : "/tmp/dra-app-XXXXXX";
   if (::mkdtemp(t.data()) != nullptr) dir_ = t;
 }
 

@@ -1,6 +1,8 @@
 // File: cmd/neuron-device-plugin/dra_mode.cc
 #include "cmd/neuron-device-plugin/dra_mode.h"
 
+#include <malloc.h>
+
 #include <cstdio>
 
 #include "spdlog/spdlog.h"
@@ -38,6 +40,9 @@ int RunDra(const deviceplugin::AppOptions& common, dra::DraAppOptions dra,
                  "--kubelet-registrar-dir and --kubelet-plugins-dir must not be empty");
     return 2;
   }
+  // One malloc arena: gRPC, HTTP and watcher threads otherwise each keep a 64 MiB-reserved
+  // arena with pages resident (the node agent does the same).
+  mallopt(M_ARENA_MAX, 1);
   dra.host = {common.host_root,    common.emulate,   common.emulate_dir,   common.emulate_driver,
               common.lnc,          common.node_name, common.poll_interval, common.health_interval,
               common.healthy_after};

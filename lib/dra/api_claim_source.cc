@@ -34,8 +34,7 @@ absl::StatusOr<ResourceApi> ApiClaimSource::Api() {
 absl::StatusOr<nlohmann::json> ApiClaimSource::Get(const ClaimRef& claim) {
   absl::StatusOr<ResourceApi> api = Api();
   if (!api.ok()) return api.status();
-  const k8s::ResourceRef ref{kGroup, *api == ResourceApi::kV1 ? "v1" : "v1beta1", kResource,
-                             true};
+  const k8s::ResourceRef ref{kGroup, *api == ResourceApi::kV1 ? "v1" : "v1beta1", kResource, true};
   absl::StatusOr<nlohmann::json> got = client_.Get(ref, claim.ns, claim.name);
   if (!got.ok() && absl::IsNotFound(got.status())) {
     // A version switched off since discovery looks the same as a deleted claim: ask again next

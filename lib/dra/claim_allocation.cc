@@ -60,8 +60,8 @@ absl::StatusOr<std::optional<int>> LncFor(const json& configs, const std::string
     const json& params = MemberOrNull(*opaque, "parameters");
     absl::StatusOr<NeuronConfig> parsed = ParseNeuronConfig(params.dump());
     if (!parsed.ok()) {
-      return absl::InvalidArgumentError(absl::StrCat("config for request \"", request,
-                                                     "\": ", parsed.status().message()));
+      return absl::InvalidArgumentError(
+          absl::StrCat("config for request \"", request, "\": ", parsed.status().message()));
     }
     if (parsed->logical_neuron_core) lnc = parsed->logical_neuron_core;
   }
@@ -88,9 +88,9 @@ absl::StatusOr<AllocatedDevice> ReadResult(const json& result, size_t i) {
 absl::StatusOr<DeviceRef> ParseDeviceName(std::string_view name) {
   const absl::string_view full(name.data(), name.size());
   auto bad = [&] {
-    return absl::InvalidArgumentError(
-        absl::StrCat("device \"", full.substr(0, 64),
-                     "\" is not one this driver publishes (neurondevice<N> or neurondevice<N>-core<M>)"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "device \"", full.substr(0, 64),
+        "\" is not one this driver publishes (neurondevice<N> or neurondevice<N>-core<M>)"));
   };
   absl::string_view rest = full;
   if (!absl::ConsumePrefix(&rest, kDevicePrefix)) return bad();
@@ -112,15 +112,14 @@ absl::StatusOr<ClaimAllocation> ReadClaimAllocation(const json& claim, std::stri
   const std::string name = absl::StrCat(StringAt(claim, {"metadata", "namespace"}), "/",
                                         StringAt(claim, {"metadata", "name"}));
   if (StringAt(claim, {"metadata", "uid"}) != uid) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "ResourceClaim ", name, " has UID ", StringAt(claim, {"metadata", "uid"}),
-        ", the kubelet asked for ", uid, ": the claim was deleted and recreated"));
+    return absl::FailedPreconditionError(
+        absl::StrCat("ResourceClaim ", name, " has UID ", StringAt(claim, {"metadata", "uid"}),
+                     ", the kubelet asked for ", uid, ": the claim was deleted and recreated"));
   }
   const json& devices = MemberOrNull(claim, {"status", "allocation", "devices"});
   const json& results = MemberOrNull(devices, "results");
   if (!results.is_array()) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("ResourceClaim ", name, " is not allocated"));
+    return absl::FailedPreconditionError(absl::StrCat("ResourceClaim ", name, " is not allocated"));
   }
   ClaimAllocation out;
   std::set<std::optional<int>> lncs;
@@ -138,8 +137,8 @@ absl::StatusOr<ClaimAllocation> ReadClaimAllocation(const json& claim, std::stri
     out.devices.push_back(*std::move(d));
   }
   if (out.devices.empty()) {
-    return absl::FailedPreconditionError(absl::StrCat("ResourceClaim ", name, " holds no ",
-                                                      driver, " device of pool ", pool));
+    return absl::FailedPreconditionError(
+        absl::StrCat("ResourceClaim ", name, " holds no ", driver, " device of pool ", pool));
   }
   // One CDI device per claim carries one environment: requests must agree.
   if (lncs.size() > 1) {

@@ -85,8 +85,9 @@ absl::StatusOr<int> EffectiveLnc(const ClaimAllocation& alloc, const NodeFacts& 
         "NeuronConfig logicalNeuronCore 2 needs Trainium2 or later; this node's chips support "
         "only 1");
   }
-  const bool has_cores = std::any_of(alloc.devices.begin(), alloc.devices.end(),
-                                     [](const AllocatedDevice& d) { return d.ref.core.has_value(); });
+  const bool has_cores =
+      std::any_of(alloc.devices.begin(), alloc.devices.end(),
+                  [](const AllocatedDevice& d) { return d.ref.core.has_value(); });
   if (has_cores && lnc != node.node_lnc) {
     return absl::InvalidArgumentError(absl::StrCat(
         "NeuronConfig logicalNeuronCore ", lnc, " differs from the node's ", node.node_lnc,
@@ -100,9 +101,9 @@ absl::Status CheckOnNode(const ClaimAllocation& alloc, const NodeFacts& node, in
   const int node_cores = node.node_lnc > 0 ? node.physical_cores_per_device / node.node_lnc : 0;
   for (const AllocatedDevice& d : alloc.devices) {
     if (d.ref.device >= node.devices || (d.ref.core && *d.ref.core >= node_cores)) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "device ", d.name, " is not on this node (", node.devices, " devices, ", node_cores,
-          " cores each)"));
+      return absl::FailedPreconditionError(absl::StrCat("device ", d.name, " is not on this node (",
+                                                        node.devices, " devices, ", node_cores,
+                                                        " cores each)"));
     }
   }
   if (node.physical_cores_per_device < lnc) {
@@ -187,9 +188,9 @@ absl::StatusOr<std::vector<PreparedDevice>> NeuronPreparer::PrepareOne(const Cla
   const std::string what = absl::StrCat("ResourceClaim ", ClaimName(claim));
   absl::StatusOr<nlohmann::json> object = source_.Get(claim);
   if (!object.ok()) return WithContext(object.status(), absl::StrCat("read ", what));
-  NEURON_ASSIGN_OR_RETURN(ClaimAllocation alloc,
-                          ReadClaimAllocation(*object, claim.uid, options_.driver_name,
-                                              options_.node_name));
+  NEURON_ASSIGN_OR_RETURN(
+      ClaimAllocation alloc,
+      ReadClaimAllocation(*object, claim.uid, options_.driver_name, options_.node_name));
   absl::StatusOr<NodeFacts> node = options_.node_facts();
   if (!node.ok()) return WithContext(node.status(), "node inventory");
   absl::StatusOr<int> lnc = EffectiveLnc(alloc, *node);
@@ -205,8 +206,8 @@ absl::StatusOr<std::vector<PreparedDevice>> NeuronPreparer::PrepareOne(const Cla
   absl::StatusOr<std::string> cdi_id = [&]() -> absl::StatusOr<std::string> {
     NEURON_RETURN_IF_ERROR(Save());  // "preparing" before the CDI file exists
     ClaimDevices cdi{claim.uid, DeviceIndices(alloc),
-                     VisibleCores(alloc, node->physical_cores_per_device / *lnc),
-                     std::nullopt, options_.device_host_path};
+                     VisibleCores(alloc, node->physical_cores_per_device / *lnc), std::nullopt,
+                     options_.device_host_path};
     // Set on LNC-capable chips (the runtime's default there may differ from the node's), and
     // whenever the claim asks.
     if (node->lnc2_supported || alloc.logical_neuron_core) cdi.logical_nc_config = *lnc;
@@ -242,8 +243,8 @@ absl::Status NeuronPreparer::CheckNoOverlap(const std::string& uid,
         // Usually transient: the kubelet has not yet unprepared the claim that held the device
         // before the scheduler gave it to this one. Its retry succeeds once it has.
         return absl::UnavailableError(absl::StrCat(
-            "device ", d.name, " is still prepared for ResourceClaim ", other.namespace_name,
-            "/", other.name, " (", held.device, "); not handing it out twice"));
+            "device ", d.name, " is still prepared for ResourceClaim ", other.namespace_name, "/",
+            other.name, " (", held.device, "); not handing it out twice"));
       }
     }
   }

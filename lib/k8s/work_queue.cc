@@ -98,9 +98,16 @@ std::optional<std::string> WorkQueue::GetImpl(std::optional<absl::Duration> time
     }
     const absl::Time now = absl::Now();
     if (now >= deadline) return std::nullopt;
-    // Wake for: new items / shutdown (condition), the next delayed item (polled on the clock).
+    // Wake for: new items / shutdown (condition), or the next delayed item's time. On the real
+    // clock that time is known, so the queue sleeps exactly until then (an idle controller with
+    // a 10-minute resync wakes once in 10 minutes); an injected clock may jump at any moment,
+    // so it is read again every `poll`.
     absl::Duration wait = deadline - now;
-    if (!delayed_.empty()) wait = std::min(wait, opts_.poll);
+    if (!delayed_.empty()) {
+      const absl::Duration until_next =
+          std::max(absl::ZeroDuration(), delayed_.begin()->first - clock_.Now());
+      wait = std::min(wait, &clock_ == &Clock::Real() ? until_next : opts_.poll);
+    }
     auto ready = [this]()
                      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return shutdown_ || !queue_.empty(); };
     mu_.AwaitWithTimeout(absl::Condition(&ready), wait);

@@ -2,8 +2,9 @@
 // A controller work queue (client-go workqueue / controller-runtime semantics) over string keys
 // (usually "ns/name"): dedup (an item queued twice is processed once; an item re-added while
 // being processed is processed again after Done, once), delayed adds, per-item exponential
-// backoff (5 ms .. 1000 s), Forget, shutdown. Time comes from an injectable Clock; waiting for a
-// delayed item polls the clock at most every `poll` of real time, so a fake clock works.
+// backoff (5 ms .. 1000 s), Forget, shutdown. Time comes from an injectable Clock: on the real
+// clock a waiter sleeps until the next delayed item is due; an injected (fake) clock is read
+// again every `poll` of real time, since it may jump.
 #pragma once
 
 #include <cstdint>
@@ -24,7 +25,7 @@ namespace neuron::k8s {
 struct WorkQueueOptions {
   absl::Duration base_delay = absl::Milliseconds(5);
   absl::Duration max_delay = absl::Seconds(1000);
-  absl::Duration poll = absl::Milliseconds(20);  // real-time granularity for delayed items
+  absl::Duration poll = absl::Milliseconds(20);  // injected clocks: how often to re-read them
   Clock* clock = nullptr;                        // null = Clock::Real()
 };
 

@@ -114,6 +114,22 @@ bool Controller::synced() const {
   return true;
 }
 
+void Controller::WaitForCaches() const {
+  // Each informer signals its own first list; the timeout only bounds how late a shutdown
+  // during startup is noticed.
+  while (!synced() && !queue_.shutting_down()) {
+    std::vector<const k8s::Informer*> all = {configs_.get(), nodes_.get()};
+    for (const auto& inf : owned_) all.push_back(inf.get());
+    for (const k8s::Informer* inf : all) {
+      if (inf != nullptr && !inf->HasSynced()) {
+        inf->WaitForSync(absl::Seconds(1));
+        break;
+      }
+    }
+    if (!configs_ || !nodes_) absl::SleepFor(absl::Seconds(1));  // not started yet
+  }
+}
+
 size_t Controller::QueueDepth() const { return queue_.Len(); }
 
 void Controller::Enqueue(const std::string& key) { queue_.Add(key); }
@@ -144,7 +160,7 @@ absl::StatusOr<std::vector<json>> Controller::Nodes() const {
 void Controller::Work() {
   while (std::optional<std::string> key = queue_.Get()) {
     // Act on a cache that has listed: a pass on an empty node cache would report no nodes.
-    while (!synced() && !queue_.shutting_down()) absl::SleepFor(absl::Milliseconds(20));
+    WaitForCaches();
     const std::vector<std::string> parts = absl::StrSplit(*key, absl::MaxSplits('/', 1));
     const absl::Time start = absl::Now();
     absl::StatusOr<ReconcileResult> r = parts.size() == 2

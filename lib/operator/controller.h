@@ -56,6 +56,7 @@ class Controller {
   void EnqueueOwner(const k8s::ObjectPtr& obj);
   void EnqueueMatching(const nlohmann::json& labels);
   void Work();
+  void WaitForCaches() const;
   absl::StatusOr<std::vector<nlohmann::json>> Nodes() const;
 
   k8s::RestClient& client_;

@@ -106,8 +106,10 @@ TEST_CASE("leader election: one replica reconciles; the other takes over when it
   REQUIRE(a->Start().ok());
   REQUIRE(Eventually([&] { return a->leading(); }));
   App b(b_opts, c.client);
+  const size_t lease_reads = c.server.RequestCount("GET", "/leases/");
   REQUIRE(b.Start().ok());
-  absl::SleepFor(absl::Milliseconds(600));
+  // b has tried for the lease (a's reads continue too, so wait for several) and still stands by.
+  REQUIRE(Eventually([&] { return c.server.RequestCount("GET", "/leases/") >= lease_reads + 4; }));
   CHECK_FALSE(b.leading());
   CHECK(b.ready());  // a standby is healthy
 

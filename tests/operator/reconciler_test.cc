@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <set>
+#include <sstream>
 
 #include "lib/k8s/errors.h"
 #include "lib/operator/children.h"
@@ -276,9 +277,18 @@ TEST_CASE("the later of two overlapping DeviceConfigs is Degraded and applies no
           "[operator][reconcile]") {
   Fixture f;
   f.cluster.AddNode("trn-a", SampleNodeLabels());
-  f.cluster.CreateSample(kSample, "first");
-  absl::SleepFor(absl::Seconds(1.1));  // creationTimestamp has one-second resolution
-  f.cluster.CreateSample(kSample, "second");
+  // Stored with the creation times a real apiserver would have stamped a second apart
+  // (creationTimestamp has one-second resolution), instead of waiting a second between creates.
+  std::stringstream ndjson;
+  for (const auto& [name, created] :
+       {std::pair{"first", "2026-01-01T00:00:00Z"}, std::pair{"second", "2026-01-01T00:00:01Z"}}) {
+    json dc = LoadYaml(kSample).front();
+    dc["metadata"]["name"] = name;
+    dc["metadata"]["namespace"] = kNs;
+    dc["metadata"]["creationTimestamp"] = created;
+    ndjson << dc.dump() << "\n";
+  }
+  REQUIRE(f.cluster.server.Preload(ndjson).ok());
   f.Pass("second");
   f.Pass("first");
   const json second = f.cluster.GetDc("second");

@@ -1,0 +1,139 @@
+#!/usr/bin/env bash
+# real-cluster-dra.sh: our DRA driver (neuron-device-plugin --api=dra) under a REAL kubelet,
+# kube-scheduler and containerd with CDI: the single-node Kubernetes 1.34 of
+# ../shared/real-cluster (cluster-1.34.sh start). CI cannot run this; it is for people.
+#
+#   real-cluster-dra.sh driver   start the driver on the host, emulating $SHAPE (no Neuron
+#                                hardware needed: device nodes map to /dev/null), wait for slices
+#   real-cluster-dra.sh test     DeviceClasses, AWS's three claim templates and pods using them;
+#                                prints what each container sees and where its devices sit
+#   real-cluster-dra.sh clean    delete the test objects (before stopping the cluster)
+#   real-cluster-dra.sh stop     stop the driver
+#   real-cluster-dra.sh all      driver + test
+# Environment: K8S_HOME (/opt/k8s-1.34), KUBELET_ROOT (/var/lib/kubelet-1.34), SHAPE
+# (trn2.48xlarge), BIN (build/bin/neuron-device-plugin), IMAGE (local/busybox:1.35),
+# DRIVER_ARGS (extra flags, e.g. "--dra-partitionable-devices --dra-device-taints" when the
+# cluster runs with those feature gates).
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+K=${K8S_HOME:-/opt/k8s-1.34}
+KROOT=${KUBELET_ROOT:-/var/lib/kubelet-1.34}
+SHAPE=${SHAPE:-trn2.48xlarge}
+BIN=${BIN:-$ROOT/build/bin/neuron-device-plugin}
+IMAGE=${IMAGE:-local/busybox:1.35}
+DRIVER_ARGS=${DRIVER_ARGS:-}
+NODE=${NODE:-node-1}
+NS=neuron-dra-test
+EMU=/var/lib/neuron-dra-emulated
+export KUBECONFIG=$K/admin.kubeconfig PATH=$K/bin:$PATH
+log() { echo "[$(date +%H:%M:%S)] $*"; }
+die() { echo "real-cluster-dra: $*" >&2; exit 1; }
+
+driver() {
+  [ -x "$BIN" ] || die "no $BIN (make build)"
+  kubectl get --raw /apis/resource.k8s.io/v1 >/dev/null || die "resource.k8s.io/v1 not served: start the 1.34 cluster"
+  mkdir -p "$K/run" "$K/log" "$KROOT/plugins_registry" "$KROOT/plugins" /var/run/cdi "$EMU"
+  local pidf=$K/run/neuron-dra.pid
+  if [ -s "$pidf" ] && [ -d "/proc/$(cat "$pidf")" ]; then log "driver already running"; else
+    # shellcheck disable=SC2086
+    set -- "$BIN" --api=dra --node-name="$NODE" --kubeconfig="$KUBECONFIG" \
+      --emulate="$SHAPE" --emulate-dir="$EMU" \
+      --kubelet-registrar-dir="$KROOT/plugins_registry" --kubelet-plugins-dir="$KROOT/plugins" \
+      --cdi-root=/var/run/cdi --dra-state-dir="$KROOT/plugins/neuron.aws.com" \
+      --metrics-listen=127.0.0.1:9465 $DRIVER_ARGS
+    echo "=== $(date -u +%FT%TZ) start: $*" >>"$K/log/neuron-dra.log"
+    setsid bash -c 'echo $$ >"$0"; exec "$@"' "$pidf" "$@" >>"$K/log/neuron-dra.log" 2>&1 </dev/null &
+    sleep 1
+    [ -d "/proc/$(cat "$pidf")" ] || die "driver exited at once; see $K/log/neuron-dra.log"
+    log "driver started (pid $(cat "$pidf"), log $K/log/neuron-dra.log)"
+  fi
+  for _ in $(seq 1 60); do
+    kubectl get resourceslices --field-selector spec.driver=neuron.aws.com -o name 2>/dev/null | grep -q . && break
+    sleep 1
+  done
+  kubectl get resourceslices --field-selector spec.driver=neuron.aws.com -o wide
+  grep -h 'neuron.aws.com' "$K/log/kubelet.log" | grep -i 'regist' | tail -2 || true
+  curl -fsS http://127.0.0.1:9465/readyz && echo " (readyz)"
+}
+
+pod() { # name template
+  cat <<YAML
+apiVersion: v1
+kind: Pod
+metadata: {name: $1, namespace: $NS}
+spec:
+  terminationGracePeriodSeconds: 1
+  restartPolicy: Never
+  containers:
+  - name: c
+    image: $IMAGE
+    imagePullPolicy: Never
+    command: ["/bin/sh", "-c", "busybox env | busybox sort | busybox grep ^NEURON_ ; busybox ls /dev | busybox grep ^neuron | busybox tr '\\\\n' ' '; echo; busybox sleep 3600"]
+    resources: {claims: [{name: neurons}]}
+  resourceClaims:
+  - {name: neurons, resourceClaimTemplateName: $2}
+---
+YAML
+}
+
+show() { # pod
+  local claim devices
+  echo "--- pod $1: $(kubectl -n $NS get pod "$1" -o jsonpath='{.status.phase}')"
+  kubectl -n $NS logs "$1" 2>/dev/null | sed 's/^/    /' || true
+  claim=$(kubectl -n $NS get pod "$1" -o jsonpath='{.status.resourceClaimStatuses[0].resourceClaimName}')
+  [ -n "$claim" ] || return 0
+  devices=$(kubectl -n $NS get resourceclaim "$claim" -o jsonpath='{range .status.allocation.devices.results[*]}{.device}{" "}{end}')
+  echo "    claim $claim allocated: $devices"
+  for d in $devices; do
+    kubectl get resourceslices --field-selector spec.driver=neuron.aws.com -o json |
+      python3 -c "import json,sys; d=sys.argv[1]
+for s in json.load(sys.stdin)['items']:
+  for x in s['spec'].get('devices',[]):
+    if x['name']==d:
+      a=x.get('attributes',{}); g=lambda k:list(a.get(k,{}).values())[0] if k in a else '-'
+      print('      %s devicegroup4_id=%s devicegroup8_id=%s' % (d, g('resource.aws.com/devicegroup4_id'), g('resource.aws.com/devicegroup8_id')))" "$d"
+  done
+  kubectl -n $NS get events --field-selector involvedObject.name="$1" -o custom-columns=R:.reason,M:.message --no-headers 2>/dev/null | grep -v -e Scheduled -e Pulled -e Created -e Started | sed 's/^/    event: /' || true
+}
+
+test_() {
+  kubectl create namespace $NS --dry-run=client -o yaml | kubectl apply -f -
+  kubectl apply -f "$ROOT/deploy/dra/deviceclass.yaml"
+  for f in "$ROOT"/deploy/dra/examples/*.yaml; do kubectl -n $NS apply -f "$f"; done
+  { pod connected-a 1x4-connected-neurons; pod connected-b 1x4-connected-neurons
+    pod lnc1-all all-neurons-lnc-1; } | kubectl apply -f -
+  kubectl -n $NS wait --for=condition=Ready pod/connected-a pod/connected-b --timeout=120s || true
+  sleep 3
+  for p in connected-a connected-b lnc1-all; do show $p; done
+  log "lnc1-all should wait (its 16 devices are partly taken); deleting the others frees them"
+  kubectl -n $NS delete pod connected-a connected-b --wait=true
+  kubectl -n $NS wait --for=condition=Ready pod/lnc1-all --timeout=180s || true
+  show lnc1-all
+  ls -l /var/run/cdi | grep neuron || true
+}
+
+clean() {
+  kubectl delete namespace $NS --ignore-not-found --wait=true
+  for _ in $(seq 1 60); do ls /var/run/cdi 2>/dev/null | grep -q neuron.aws.com || break; sleep 1; done
+  ls /var/run/cdi 2>/dev/null | grep neuron.aws.com && log "CDI specs still present" || log "no CDI specs left"
+}
+
+stop() {
+  local f=$K/run/neuron-dra.pid p
+  [ -s "$f" ] || return 0
+  p=$(cat "$f")
+  if [ -d "/proc/$p" ]; then
+    kill -TERM "$p"; for _ in $(seq 1 20); do [ -d "/proc/$p" ] || break; sleep 0.5; done
+    log "driver stopped (pid $p)"
+  fi
+  rm -f "$f"
+}
+
+case "${1:-}" in
+  driver) driver ;;
+  test) test_ ;;
+  clean) clean ;;
+  stop) stop ;;
+  all) driver; test_ ;;
+  *) sed -n '2,17p' "$0"; exit 2 ;;
+esac

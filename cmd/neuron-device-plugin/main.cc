@@ -5,13 +5,12 @@
 #include <cstdio>
 #include <string>
 
+#include "cmd/neuron-device-plugin/dra_mode.h"
 #include "lib/base/flags.h"
 #include "lib/base/logging.h"
 #include "lib/base/process_init.h"
 #include "lib/base/signals.h"
 #include "lib/deviceplugin/app.h"
-#include "lib/dra/kubelet_plugin.h"
-#include "lib/dra/unimplemented_preparer.h"
 #include "lib/httpserver/http_server.h"
 #include "lib/inventory/lnc.h"
 #include "lib/sysfs/driver_layout.h"
@@ -22,23 +21,6 @@ namespace {
 int Fail(const std::string& msg) {
   std::fprintf(stderr, "neuron-device-plugin: %s\n", msg.c_str());
   return 2;
-}
-
-// --api=dra. Claim preparation (CDI specs, checkpoint) is not wired in yet: the stand-in
-// preparer fails every claim with "not implemented", so pods never start without devices.
-int RunDra(const neuron::dra::KubeletPluginOptions& opts, const std::string& cdi_root,
-           absl::Notification& stop) {
-  spdlog::warn(
-      "api=dra: claim preparation is not implemented yet; every NodePrepareResources claim "
-      "fails cdi_root={}",
-      cdi_root);
-  neuron::dra::UnimplementedPreparer preparer;
-  neuron::dra::KubeletPlugin plugin(opts, preparer);
-  if (absl::Status s = plugin.Run(stop); !s.ok()) {
-    spdlog::critical("neuron-device-plugin: {}", s.ToString());
-    return 1;
-  }
-  return 0;
 }
 
 }  // namespace
@@ -53,8 +35,7 @@ int main(int argc, char** argv) {
   std::string log_level = "info";
   bool log_json = false;
   std::string api = "device-plugin";
-  neuron::dra::KubeletPluginOptions dra_opts;
-  std::string cdi_root = "/var/run/cdi";
+  neuron::dra::DraAppOptions dra_opts;
 
   neuron::FlagSet flags(
       "neuron-device-plugin",
@@ -67,18 +48,7 @@ int main(int argc, char** argv) {
   flags.String("api", &api,
                "Kubelet API to serve: device-plugin (v1beta1 device plugin) or dra (kubelet "
                "plugin of the DRA driver neuron.aws.com; DRAPlugin v1 and v1beta1).");
-  flags.String("kubelet-registrar-dir", &dra_opts.registrar_dir,
-               "--api=dra: the kubelet's plugin registration directory (we create "
-               "neuron.aws.com-reg.sock there).",
-               "KUBELET_REGISTRAR_DIRECTORY_PATH");
-  flags.String("kubelet-plugins-dir", &dra_opts.plugins_dir,
-               "--api=dra: the kubelet's plugins directory (we serve "
-               "neuron.aws.com/dra.sock there).",
-               "KUBELET_PLUGINS_DIRECTORY_PATH");
-  flags.String("kubelet-plugins-host-dir", &dra_opts.host_plugins_dir,
-               "--api=dra: --kubelet-plugins-dir as the kubelet sees it on the host, when "
-               "mounted elsewhere in this container; empty = the same path.");
-  flags.String("cdi-root", &cdi_root, "--api=dra: where CDI spec files are written.", "CDI_ROOT");
+  neuron::cmd::AddDraFlags(flags, dra_opts);
   flags.String("device-plugin-dir", &opts.plugin_dir,
                "Kubelet device-plugin directory (kubelet.sock and our endpoint sockets).");
   flags.String("host-root", &opts.host_root, "Where the host's / is mounted (sysfs and /dev).");
@@ -122,24 +92,9 @@ int main(int argc, char** argv) {
   if (absl::Status s = neuron::InitLogging("neuron-device-plugin", log_level, log_json); !s.ok()) {
     return Fail(std::string(s.message()));
   }
-  if (api == "dra") {
-    if (dra_opts.registrar_dir.empty() || dra_opts.plugins_dir.empty()) {
-      return Fail("--kubelet-registrar-dir and --kubelet-plugins-dir must not be empty");
-    }
-    return RunDra(dra_opts, cdi_root, stop);
-  }
-  if (api != "device-plugin") {
+  if (api != "device-plugin" && api != "dra") {
     return Fail("--api must be device-plugin or dra, got \"" + api + "\"");
   }
-  auto parsed = neuron::assignment::ParseResourceList(resources);
-  if (!parsed.ok()) return Fail("--resources: " + std::string(parsed.status().message()));
-  opts.resources = *parsed;
-  if (numbering == "host") {
-    opts.numbering = neuron::deviceplugin::CoreNumbering::kHost;
-  } else if (numbering != "container") {
-    return Fail("--visible-cores-numbering must be container or host, got \"" + numbering + "\"");
-  }
-  if (opts.plugin_dir.empty()) return Fail("--device-plugin-dir must not be empty");
   if (!opts.metrics_listen.empty()) {
     auto addr = neuron::httpserver::ParseListenAddress(opts.metrics_listen);
     if (!addr.ok()) return Fail("--metrics-listen: " + std::string(addr.status().message()));
@@ -152,6 +107,16 @@ int main(int argc, char** argv) {
   } else {
     return Fail("--emulate-driver must be current or legacy, got \"" + emulate_driver + "\"");
   }
+  if (api == "dra") return neuron::cmd::RunDra(opts, std::move(dra_opts), stop);
+  auto parsed = neuron::assignment::ParseResourceList(resources);
+  if (!parsed.ok()) return Fail("--resources: " + std::string(parsed.status().message()));
+  opts.resources = *parsed;
+  if (numbering == "host") {
+    opts.numbering = neuron::deviceplugin::CoreNumbering::kHost;
+  } else if (numbering != "container") {
+    return Fail("--visible-cores-numbering must be container or host, got \"" + numbering + "\"");
+  }
+  if (opts.plugin_dir.empty()) return Fail("--device-plugin-dir must not be empty");
   neuron::deviceplugin::App app(opts);
   if (absl::Status s = app.Run(stop); !s.ok()) {
     spdlog::critical("neuron-device-plugin: {}", s.ToString());

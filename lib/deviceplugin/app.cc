@@ -2,7 +2,6 @@
 #include "lib/deviceplugin/app.h"
 
 #include <spdlog/spdlog.h>
-#include <sys/stat.h>
 
 #include <filesystem>
 #include <memory>
@@ -19,9 +18,9 @@
 #include "lib/deviceplugin/pod_cache.h"
 #include "lib/deviceplugin/silicon_ledger.h"
 #include "lib/httpserver/http_server.h"
-#include "lib/inventory/emulation.h"
+#include "lib/inventory/host.h"
+#include "lib/k8s/client_factory.h"
 #include "lib/metrics/exposition.h"
-#include "lib/sysfs/fs.h"
 
 namespace neuron::deviceplugin {
 namespace {
@@ -43,41 +42,20 @@ void StartMetricsServer(httpserver::HttpServer& http, const std::string& listen,
 }  // namespace
 
 absl::Status App::Run(absl::Notification& stop) {
-  std::string root = opts_.host_root;
-  if (!opts_.emulate.empty()) {
-    absl::StatusOr<std::string> r = inventory::PrepareEmulation(opts_.emulate, opts_.emulate_dir,
-                                                                opts_.lnc, opts_.emulate_driver);
-    if (!r.ok()) return r.status();
-    root = *r;
-    spdlog::info("emulating instance_type={} root={}", opts_.emulate, root);
-  }
-  std::unique_ptr<sysfs::Fs> fs = sysfs::MakeRootedFs(root);
-  inventory::WatcherOptions wopts;
-  wopts.interval = opts_.poll_interval;
-  wopts.health_interval = opts_.health_interval;
-  wopts.healthy_after = opts_.healthy_after;
-  wopts.scan.node_name = opts_.node_name;
-  wopts.scan.instance_type = opts_.emulate;
-  wopts.scan.lnc = inventory::LncInputs::FromEnvironment(opts_.lnc);
-  inventory::Watcher watcher(*fs, Clock::Real(), wopts);
-  watcher.Poll();
+  absl::StatusOr<std::unique_ptr<inventory::WatchedHost>> host = inventory::OpenHost(
+      {opts_.host_root, opts_.emulate, opts_.emulate_dir, opts_.emulate_driver, opts_.lnc,
+       opts_.node_name, opts_.poll_interval, opts_.health_interval, opts_.healthy_after});
+  if (!host.ok()) return host.status();
+  inventory::Watcher& watcher = *(*host)->watcher;
   InventorySource source(watcher);
-  {
-    const inventory::Inventory inv = watcher.Current();
-    // A bad --lnc is a startup error; a bad env/file value is logged by the scanner and only
-    // withholds neuroncore until it is readable.
-    if (opts_.lnc != 0 && !inv.lnc_error.empty()) return absl::InvalidArgumentError(inv.lnc_error);
-    spdlog::info(
-        "inventory devices={} cores={} physical_cores={} lnc={} lnc_source={} instance_type={}",
-        inv.devices.size(), inv.total_cores, inv.total_physical_cores, inv.lnc, inv.lnc_origin,
-        inv.instance_type);
-  }
 
   // Pod handshake (optional).
-  absl::StatusOr<std::shared_ptr<k8s::RestClient>> api = MakeApiClient(opts_.kubeconfig);
+  absl::StatusOr<std::shared_ptr<k8s::RestClient>> api =
+      k8s::MakeClientIfConfigured(opts_.kubeconfig);
   if (!api.ok()) return api.status();
   std::unique_ptr<CachedPodDirectory> pods;
   std::unique_ptr<Handshake> handshake;
+  if (*api == nullptr) spdlog::info("no kubeconfig and not in a cluster: pod handshake disabled");
   if (*api != nullptr) {
     if (opts_.node_name.empty()) {
       return absl::InvalidArgumentError("--node-name (or NODE_NAME) is required with API access");
@@ -105,13 +83,8 @@ absl::Status App::Run(absl::Notification& stop) {
   aopts.numbering = opts_.numbering;
   if (!opts_.emulate.empty()) {
     // The runtime opens host paths on the host, where the emulated tree does not exist.
-    struct stat st {};
-    if (::lstat(kEmulatedDeviceNode, &st) != 0 || !S_ISCHR(st.st_mode)) {
-      return absl::FailedPreconditionError(absl::StrCat("emulated mode maps ", kEmulatedDeviceNode,
-                                                        " to /dev/neuronN, but it is not a "
-                                                        "character device here"));
-    }
-    aopts.device_host_path = kEmulatedDeviceNode;
+    if (absl::Status s = inventory::CheckEmulatedDeviceNode(); !s.ok()) return s;
+    aopts.device_host_path = inventory::kEmulatedDeviceNode;
   }
   // Keeps aws.amazon.com/neuron and aws.amazon.com/neuroncore off each other's silicon, from
   // the kubelet's PodResources (also after our restart) plus our own recent Allocates.

@@ -16,9 +16,6 @@
 
 namespace neuron::deviceplugin {
 
-// What emulated mode hands the runtime as every device's host path (see AllocatorOptions).
-inline constexpr char kEmulatedDeviceNode[] = "/dev/null";
-
 struct AppOptions {
   std::string plugin_dir = "/var/lib/kubelet/device-plugins";
   std::string host_root = "/";

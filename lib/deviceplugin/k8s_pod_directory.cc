@@ -4,10 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include "lib/deviceplugin/pod_cache.h"
-#include "lib/k8s/incluster.h"
-#include "lib/k8s/kubeconfig.h"
 #include "lib/k8s/resource.h"
-#include "lib/k8s/transport.h"
 
 namespace neuron::deviceplugin {
 
@@ -32,23 +29,6 @@ absl::Status K8sPodDirectory::PatchAnnotations(const std::string& ns, const std:
   return k8s::RetryOnConflict([&] {
     return client_->Patch(k8s::resources::kPods, ns, name, k8s::PatchType::kMerge, patch).status();
   });
-}
-
-absl::StatusOr<std::shared_ptr<k8s::RestClient>> MakeApiClient(const std::string& kubeconfig) {
-  absl::StatusOr<k8s::ClientConfig> cfg;
-  if (!kubeconfig.empty()) {
-    cfg = k8s::LoadKubeconfig(kubeconfig);
-    if (!cfg.ok()) return cfg.status();
-  } else {
-    cfg = k8s::InClusterConfig();
-    if (!cfg.ok()) {
-      spdlog::info("no kubeconfig and not in a cluster: pod handshake disabled");
-      return std::shared_ptr<k8s::RestClient>();
-    }
-  }
-  absl::StatusOr<std::shared_ptr<k8s::Transport>> transport = k8s::NewTransport(*cfg);
-  if (!transport.ok()) return transport.status();
-  return std::make_shared<k8s::RestClient>(*transport, cfg->default_namespace);
 }
 
 }  // namespace neuron::deviceplugin

@@ -27,8 +27,4 @@ class K8sPodDirectory final : public PodDirectory {
   std::string node_name_;
 };
 
-// A RestClient from --kubeconfig when given, else in-cluster config; nullptr (no API access)
-// when neither is available. A kubeconfig that fails to load is an error.
-absl::StatusOr<std::shared_ptr<k8s::RestClient>> MakeApiClient(const std::string& kubeconfig);
-
 }  // namespace neuron::deviceplugin

@@ -126,6 +126,9 @@ absl::StatusOr<Inventory> Scanner::Scan(bool rescan_pci) {
 
   Inventory inv;
   inv.node_name = opts_.node_name;
+  if (fs_.Exists(sf::kNeuronModuleVersion)) {  // absent when the driver sets no MODULE_VERSION
+    if (auto v = r.Token(sf::kNeuronModuleVersion)) inv.driver_version = *v;
+  }
   sf::DriverLayout layout_seen = sf::DriverLayout::kCurrent;
   for (int index : *indices) {
     const std::string dir = sf::NeuronDeviceDir(index);

@@ -82,6 +82,7 @@ struct Inventory {
   std::string lnc_error = {};
   // Extras beyond the contract.
   std::string driver_instance_type = {};  // raw driver info/architecture/instance_type ("Trn1")
+  std::string driver_version = {};        // sys/module/neuron/version ("2.24.7.0"); "" unknown
 };
 
 struct ScanOptions {

@@ -16,4 +16,9 @@ absl::StatusOr<std::shared_ptr<RestClient>> MakeClient(const std::string& kubeco
   return std::make_shared<RestClient>(*transport, cfg->default_namespace);
 }
 
+absl::StatusOr<std::shared_ptr<RestClient>> MakeClientIfConfigured(const std::string& kubeconfig) {
+  if (kubeconfig.empty() && !InClusterConfig().ok()) return std::shared_ptr<RestClient>();
+  return MakeClient(kubeconfig);
+}
+
 }  // namespace neuron::k8s

@@ -13,4 +13,9 @@ namespace neuron::k8s {
 
 absl::StatusOr<std::shared_ptr<RestClient>> MakeClient(const std::string& kubeconfig);
 
+// For processes that can run without the API: like MakeClient, but nullptr (no API access)
+// when no kubeconfig is given and the process is not in a cluster. A kubeconfig that fails to
+// load is still an error.
+absl::StatusOr<std::shared_ptr<RestClient>> MakeClientIfConfigured(const std::string& kubeconfig);
+
 }  // namespace neuron::k8s

@@ -391,6 +391,10 @@ absl::StatusOr<std::vector<std::string>> WriteEmulatedTree(const std::string& ro
       ei::Join(root, "sys/devices/virtual/dmi/id/product_name"), spec.instance_type + "\n"));
   NEURON_RETURN_IF_ERROR(
       ei::MakeSymlink("../../devices/virtual/dmi/id", ei::Join(root, "sys/class/dmi/id")));
+  // A driver release of the tree's layout (2.31 moved nodes; NEURON.md).
+  NEURON_RETURN_IF_ERROR(
+      ei::WriteFileAtomic(ei::Join(root, kNeuronModuleVersion),
+                          spec.layout == DriverLayout::kLegacy ? "2.30.2.0\n" : "2.31.7.0\n"));
   std::vector<std::string> addrs;
   ei::TreeWriter w(/*atomic=*/false);
   for (int i = 0; i < spec.devices; ++i) {

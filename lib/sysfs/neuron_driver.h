@@ -49,6 +49,8 @@ namespace neuron::sysfs {
 inline constexpr char kNeuronClassDir[] = "sys/class/neuron_device";
 inline constexpr char kNeuronVirtualDir[] = "sys/devices/virtual/neuron_device";
 inline constexpr char kNeuronPciDriver[] = "neuron-driver";
+// The loaded driver's version ("2.24.7.0"), as the kernel publishes MODULE_VERSION of neuron.ko.
+inline constexpr char kNeuronModuleVersion[] = "sys/module/neuron/version";
 
 // "sys/class/neuron_device/neuron3"
 std::string NeuronDeviceDir(int index);

@@ -15,7 +15,6 @@
 #include "lib/dra/dra_service.h"
 #include "lib/dra/kubelet_plugin.h"
 #include "lib/dra/registration_server.h"
-#include "lib/dra/unimplemented_preparer.h"
 #include "lib/dra/unix_socket.h"
 #include "tests/dra/grpc_test_util.h"
 #include "tests/fakes/kubelet/dra_fake_kubelet.h"
@@ -248,23 +247,6 @@ TEST_CASE("stopping removes both sockets and the kubelet deregisters", "[dra][re
   CHECK_FALSE(IsSocket(DraSocketPath(opts)));
   CHECK(kubelet.WaitForDeregistration(kDriver, absl::Seconds(5)));
   CHECK_FALSE(kubelet.NodePrepareResources(kDriver, {{"ns", "c", "uid"}}).ok());
-}
-
-TEST_CASE("the stand-in preparer fails every claim with 'not implemented'", "[dra][registration]") {
-  FakeDraKubelet kubelet;
-  REQUIRE(kubelet.Start().ok());
-  UnimplementedPreparer preparer;
-  RunningPlugin running(OptionsFor(kubelet), preparer);
-  REQUIRE(kubelet.WaitForRegistrations(1, absl::Seconds(10)));
-  auto prepared =
-      kubelet.NodePrepareResources(kDriver, {{"ns", "a", "uid-a"}, {"ns", "b", "uid-b"}});
-  REQUIRE(prepared.ok());
-  CHECK_THAT(prepared->at("uid-a").error, Catch::Contains("not implemented"));
-  CHECK_THAT(prepared->at("uid-b").error, Catch::Contains("ns/b"));
-  CHECK(prepared->at("uid-a").devices.empty());
-  auto unprepared = kubelet.NodeUnprepareResources(kDriver, {{"ns", "a", "uid-a"}});
-  REQUIRE(unprepared.ok());
-  CHECK(unprepared->at("uid-a").empty());
 }
 
 }  // namespace

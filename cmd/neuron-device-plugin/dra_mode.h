@@ -1,0 +1,20 @@
+// File: cmd/neuron-device-plugin/dra_mode.h
+// --api=dra: the flags only the DRA driver reads, and running it with the flags both modes
+// share (host, emulation, LNC, node, kubeconfig, intervals, metrics address).
+#pragma once
+
+#include "absl/synchronization/notification.h"
+#include "lib/base/flags.h"
+#include "lib/deviceplugin/app.h"
+#include "lib/dra/dra_app.h"
+
+namespace neuron::cmd {
+
+void AddDraFlags(FlagSet& flags, dra::DraAppOptions& dra);
+
+// Copies the shared settings from `common` into `dra`, checks them, runs the DraApp until
+// `stop`. The process's exit code.
+int RunDra(const deviceplugin::AppOptions& common, dra::DraAppOptions dra,
+           absl::Notification& stop);
+
+}  // namespace neuron::cmd

@@ -1,0 +1,126 @@
+// File: tests/dra/dra_app_e2e_test.cc
+// The DRA driver node process (DraApp) end to end on an emulated trn2.48xlarge: ResourceSlices
+// on the fake apiserver, a fault written into the emulated sysfs becoming a taint (gate on) or
+// the device leaving the slice (gate off) and recovering, a claim prepared and unprepared
+// through the fake kubelet's NodePrepareResources with its CDI file, /readyz and /metrics.
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
+
+#include "lib/dra/cdi_spec.h"
+#include "nlohmann/json.hpp"
+#include "tests/dra/dra_app_env.h"
+#include "tests/testing/http_get.h"
+#include "tests/testing/subprocess.h"
+
+namespace neuron::dra {
+namespace {
+
+using neuron::testing::Eventually;
+using neuron::testing::HttpGet;
+using nlohmann::json;
+using testing::DraAppEnv;
+
+// Writing the emulated tree takes seconds on a loaded machine.
+constexpr absl::Duration kStartup = absl::Seconds(60);
+
+bool Tainted(const json& device) {
+  return device.is_object() && device.contains("taints") && !device["taints"].empty();
+}
+
+TEST_CASE("the DRA driver publishes the emulated node's devices and becomes ready",
+          "[dra][app][e2e]") {
+  DraAppEnv env;
+  REQUIRE(env.Start());
+  REQUIRE(Eventually([&] { return env.Slice().is_object(); }, kStartup));
+  const json slice = env.Slice();
+  CHECK(slice["spec"]["pool"]["name"] == testing::kNode);
+  CHECK(slice["spec"]["devices"].size() == 16);
+  const json d0 = env.Device("neurondevice0");
+  REQUIRE(d0.is_object());
+  CHECK(d0["attributes"]["neuronDriverVersion"]["string"] == "2.31.7.0");
+  CHECK(d0["attributes"]["instanceType"]["string"] == "trn2.48xlarge");
+  REQUIRE(env.kubelet().WaitForRegistrations(1, kStartup));
+  REQUIRE(Eventually([&] { return HttpGet(env.metrics_port(), "/readyz").status == 200; }));
+  CHECK(HttpGet(env.metrics_port(), "/healthz").status == 200);
+  const std::string metrics = HttpGet(env.metrics_port(), "/metrics").body;
+  CHECK_THAT(metrics, Catch::Contains("neuron_dra_slice_publish_total{result=\"ok\"}"));
+  CHECK_THAT(metrics, Catch::Contains("neuron_dra_slice_pool_generation 1"));
+  REQUIRE(env.Stop().ok());
+  CHECK(env.Slice().is_object());  // slices stay across a restart
+  CHECK_FALSE(std::filesystem::exists(env.kubelet().plugins_dir() + "/neuron.aws.com/dra.sock"));
+}
+
+TEST_CASE("with DRADeviceTaints a fault becomes a NoExecute taint and goes on recovery",
+          "[dra][app][e2e]") {
+  DraAppEnv env({.device_taints = true});
+  REQUIRE(env.Start());
+  REQUIRE(Eventually([&] { return env.Device("neurondevice3").is_object(); }, kStartup));
+  CHECK_FALSE(Tainted(env.Device("neurondevice3")));
+  REQUIRE(env.WriteFault(3, 1));
+  REQUIRE(Eventually([&] { return Tainted(env.Device("neurondevice3")); }, absl::Seconds(5)));
+  const json taint = env.Device("neurondevice3")["taints"][0];
+  CHECK(taint["key"] == "neuron.aws.com/unhealthy");
+  CHECK(taint["effect"] == "NoExecute");
+  CHECK_FALSE(Tainted(env.Device("neurondevice2")));
+  CHECK(env.Slice()["spec"]["pool"]["generation"] == 2);
+  // No new fault for healthy_after: the taint goes.
+  REQUIRE(Eventually([&] { return !Tainted(env.Device("neurondevice3")); }, absl::Seconds(10)));
+}
+
+TEST_CASE("without DRADeviceTaints a faulty device leaves the slice and comes back",
+          "[dra][app][e2e]") {
+  DraAppEnv env;
+  REQUIRE(env.Start());
+  REQUIRE(Eventually([&] { return env.Device("neurondevice5").is_object(); }, kStartup));
+  REQUIRE(env.WriteFault(5, 1));
+  REQUIRE(Eventually([&] { return env.Device("neurondevice5").is_null(); }, absl::Seconds(5)));
+  CHECK(env.Slice()["spec"]["devices"].size() == 15);
+  REQUIRE(Eventually([&] { return env.Device("neurondevice5").is_object(); }, absl::Seconds(10)));
+  CHECK(env.Slice()["spec"]["devices"].size() == 16);
+}
+
+json ReadJson(const std::string& path) {
+  std::ifstream f(path);
+  return json::parse(f, nullptr, /*allow_exceptions=*/false);
+}
+
+TEST_CASE("a claim allocated in the API is prepared with its CDI spec and unprepared",
+          "[dra][app][e2e]") {
+  DraAppEnv env;
+  REQUIRE(env.Start());
+  REQUIRE(env.kubelet().WaitForRegistrations(1, kStartup));
+  const std::string uid = env.CreateClaim("claim-a", "neurondevice2");
+  REQUIRE_FALSE(uid.empty());
+
+  auto prepared =
+      env.kubelet().NodePrepareResources("neuron.aws.com", {{"default", "claim-a", uid}});
+  REQUIRE(prepared.ok());
+  const fakes::DraPrepared& p = prepared->at(uid);
+  REQUIRE(p.error.empty());
+  REQUIRE(p.devices.size() == 1);
+  CHECK(p.devices[0].device == "neurondevice2");
+  CHECK(p.devices[0].pool == testing::kNode);
+  CHECK(p.devices[0].cdi_device_ids == std::vector<std::string>{CdiDeviceId(uid)});
+
+  const std::string file = env.cdi_root() + "/" + CdiSpecFileName(uid);
+  REQUIRE(std::filesystem::exists(file));
+  const json spec = ReadJson(file);
+  const json& edits = spec["devices"][0]["containerEdits"];
+  REQUIRE(edits["deviceNodes"].size() == 1);
+  CHECK(edits["deviceNodes"][0]["path"] == "/dev/neuron2");
+  CHECK(edits["deviceNodes"][0]["hostPath"] == "/dev/null");
+  CHECK_THAT(edits["env"].dump(), Catch::Contains("NEURON_RT_VISIBLE_CORES="));
+  CHECK(std::filesystem::exists(env.dir() + "/state/checkpoint.json"));
+  CHECK_THAT(HttpGet(env.metrics_port(), "/metrics").body,
+             Catch::Contains("neuron_dra_prepared_claims 1"));
+
+  auto unprepared =
+      env.kubelet().NodeUnprepareResources("neuron.aws.com", {{"default", "claim-a", uid}});
+  REQUIRE(unprepared.ok());
+  CHECK(unprepared->at(uid).empty());
+  CHECK_FALSE(std::filesystem::exists(file));
+}
+
+}  // namespace
+}  // namespace neuron::dra

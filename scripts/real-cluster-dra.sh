@@ -7,13 +7,23 @@
 #                                hardware needed: device nodes map to /dev/null), wait for slices
 #   real-cluster-dra.sh test     DeviceClasses, AWS's three claim templates and pods using them;
 #                                prints what each container sees and where its devices sit
+#   real-cluster-dra.sh gated    with the feature gates DRAPartitionableDevices, DRADeviceTaints
+#                                and DRAExtendedResource on in the cluster and the driver started
+#                                with DRIVER_ARGS="--dra-partitionable-devices --dra-device-taints":
+#                                two pods share one device's cores, a whole-device claim waits for
+#                                them, an unchanged pod asking aws.amazon.com/neuron is served by
+#                                DRA, and a fault written to the emulated sysfs taints its device
 #   real-cluster-dra.sh clean    delete the test objects (before stopping the cluster)
 #   real-cluster-dra.sh stop     stop the driver
 #   real-cluster-dra.sh all      driver + test
 # Environment: K8S_HOME (/opt/k8s-1.34), KUBELET_ROOT (/var/lib/kubelet-1.34), SHAPE
 # (trn2.48xlarge), BIN (build/bin/neuron-device-plugin), IMAGE (local/busybox:1.35),
 # DRIVER_ARGS (extra flags, e.g. "--dra-partitionable-devices --dra-device-taints" when the
-# cluster runs with those feature gates).
+# cluster runs with those feature gates). For `gated`, start the control plane and kubelet with
+#   G=--feature-gates=DRAPartitionableDevices=true,DRADeviceTaints=true,DRAExtendedResource=true
+#   APISERVER_EXTRA_ARGS="$G --runtime-config=resource.k8s.io/v1alpha3=true" CM_EXTRA_ARGS=$G
+#   SCHEDULER_EXTRA_ARGS=$G KUBELET_EXTRA_ARGS=$G cluster-1.34.sh start
+# (the scheduler waits for DeviceTaintRules, an alpha API, once DRADeviceTaints is on).
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 K=${K8S_HOME:-/opt/k8s-1.34}
@@ -56,7 +66,7 @@ driver() {
   curl -fsS http://127.0.0.1:9465/readyz && echo " (readyz)"
 }
 
-pod() { # name template
+pod() { # name template [claim-name]
   cat <<YAML
 apiVersion: v1
 kind: Pod
@@ -71,9 +81,92 @@ spec:
     command: ["/bin/sh", "-c", "busybox env | busybox sort | busybox grep ^NEURON_ ; busybox ls /dev | busybox grep ^neuron | busybox tr '\\\\n' ' '; echo; busybox sleep 3600"]
     resources: {claims: [{name: neurons}]}
   resourceClaims:
-  - {name: neurons, resourceClaimTemplateName: $2}
+  - {name: neurons, ${3:-resourceClaimTemplateName}: $2}
 ---
 YAML
+}
+
+gated() {
+  kubectl create namespace $NS --dry-run=client -o yaml | kubectl apply -f -
+  kubectl apply -f "$ROOT/deploy/dra/deviceclass.yaml" -f "$ROOT/deploy/dra/deviceclass-extended-resource.yaml"
+  kubectl get resourceslices --field-selector spec.driver=neuron.aws.com -o json | python3 -c "
+import json,sys
+items=json.load(sys.stdin)['items']
+devs=[d for s in items for d in s['spec'].get('devices',[])]
+print('slices', len(items), 'devices', len(devs), 'of which cores', sum(1 for d in devs if d['name'].count('-core')),
+      'counter sets', sum(len(s['spec'].get('sharedCounters',[])) for s in items))"
+  kubectl apply -f - <<YAML
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata: {name: one-core, namespace: $NS}
+spec:
+  spec:
+    devices:
+      requests:
+      - name: neurons
+        exactly: {deviceClassName: neuroncore.aws.com}
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata: {name: device-0-whole, namespace: $NS}
+spec:
+  devices:
+    requests:
+    - name: neurons
+      exactly:
+        deviceClassName: neuron.aws.com
+        selectors:
+        - cel: {expression: "device.attributes['neuron.aws.com'].deviceId == 0"}
+---
+YAML
+  { pod core-a one-core; pod core-b one-core; } | kubectl apply -f -
+  kubectl -n $NS wait --for=condition=Ready pod/core-a pod/core-b --timeout=120s || true
+  pod whole-0 device-0-whole resourceClaimName | kubectl apply -f -
+  sleep 5
+  for p in core-a core-b whole-0; do show $p; done
+  log "whole-0 must wait while core-a/core-b hold cores of device 0; deleting them frees it"
+  kubectl -n $NS delete pod core-a core-b --wait=true
+  kubectl -n $NS wait --for=condition=Ready pod/whole-0 --timeout=120s || true
+  show whole-0
+
+  log "extended resource: a pod asking aws.amazon.com/neuron: 2, no claim in its spec"
+  kubectl apply -f - <<YAML
+apiVersion: v1
+kind: Pod
+metadata: {name: extended, namespace: $NS}
+spec:
+  terminationGracePeriodSeconds: 1
+  containers:
+  - name: c
+    image: $IMAGE
+    imagePullPolicy: Never
+    command: ["/bin/sh", "-c", "busybox env | busybox sort | busybox grep ^NEURON_ ; busybox ls /dev | busybox grep ^neuron | busybox tr '\\n' ' '; echo; busybox sleep 3600"]
+    resources: {limits: {aws.amazon.com/neuron: 2}}
+YAML
+  kubectl -n $NS wait --for=condition=Ready pod/extended --timeout=120s || true
+  show extended
+  kubectl -n $NS get pod extended -o jsonpath='{.status.extendedResourceClaimStatus}'; echo
+
+  log "fault: uncorrectable ECC error on device 0 (held by whole-0)"
+  local f=$EMU/sys/devices/virtual/neuron_device/neuron0/stats/device/hardware/mem_ecc_uncorrected
+  local t0; t0=$(date +%s%N)
+  echo 1 >"$f"
+  for _ in $(seq 1 100); do
+    # (not `| grep -q`: under pipefail kubectl's SIGPIPE would fail the test)
+    kubectl get resourceslices --field-selector spec.driver=neuron.aws.com -o json >"$EMU/slices.json"
+    grep -q '"neuron.aws.com/unhealthy"' "$EMU/slices.json" && break
+    sleep 0.1
+  done
+  echo "taint visible to kubectl after $(( ($(date +%s%N) - t0) / 1000000 )) ms"
+  kubectl get resourceslices --field-selector spec.driver=neuron.aws.com -o json | python3 -c "
+import json,sys
+for s in json.load(sys.stdin)['items']:
+  for d in s['spec'].get('devices',[]):
+    if d.get('taints'): print('   ', d['name'], d['taints'])" >"$EMU/taints.txt"
+  head -3 "$EMU/taints.txt"
+  sleep 10
+  kubectl -n $NS get pods -o wide
+  kubectl -n $NS get events --field-selector involvedObject.name=whole-0 -o custom-columns=R:.reason,M:.message --no-headers | tail -3
 }
 
 show() { # pod
@@ -132,8 +225,9 @@ stop() {
 case "${1:-}" in
   driver) driver ;;
   test) test_ ;;
+  gated) gated ;;
   clean) clean ;;
   stop) stop ;;
   all) driver; test_ ;;
-  *) sed -n '2,17p' "$0"; exit 2 ;;
+  *) sed -n '2,23p' "$0"; exit 2 ;;
 esac

@@ -48,14 +48,8 @@ namespace {
 const Verdict& VerdictFor(const NodeState* st, const NeuronRequest& req, Verdict& scratch) {
   if (st == nullptr || !st->memo) return scratch = Decide(st, req);
   DecisionMemo& m = *st->memo;
-  const std::pair<int64_t, int64_t> key{req.devices, req.cores};
-  {
-    absl::MutexLock lock(&m.mu);
-    if (auto it = m.verdicts.find(key); it != m.verdicts.end()) return it->second;
-  }
-  Verdict v = Decide(st, req);
-  absl::MutexLock lock(&m.mu);
-  return m.verdicts.emplace(key, std::move(v)).first->second;
+  if (const Verdict* v = m.FindVerdict(req.devices, req.cores)) return *v;
+  return m.AddVerdict(req.devices, req.cores, Decide(st, req));
 }
 
 }  // namespace
@@ -68,14 +62,10 @@ Verdict Evaluate(const NodeState* st, const NeuronRequest& req) {
 int Score(const NodeState& st, const NeuronRequest& req, Policy policy) {
   if (!st.memo) return ComputeScore(st, req, policy);
   DecisionMemo& m = *st.memo;
-  const std::tuple<int64_t, int64_t, int> key{req.devices, req.cores, static_cast<int>(policy)};
-  {
-    absl::MutexLock lock(&m.mu);
-    if (auto it = m.scores.find(key); it != m.scores.end()) return it->second;
-  }
+  const int p = static_cast<int>(policy);
+  if (const int memo = m.FindScore(req.devices, req.cores, p); memo >= 0) return memo;
   const int score = ComputeScore(st, req, policy);
-  absl::MutexLock lock(&m.mu);
-  m.scores.emplace(key, score);
+  m.AddScore(req.devices, req.cores, p, score);
   return score;
 }
 

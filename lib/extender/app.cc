@@ -64,6 +64,11 @@ absl::Status App::Start() {
   httpserver::ServerOptions hopts;
   hopts.threads = opts_.threads;
   hopts.tcp_nodelay = true;
+  // kube-scheduler calls filter, prioritize and bind for every pod over a few kept-alive
+  // connections; httplib's 5 requests per connection made it reconnect every other pod. Still
+  // bounded: each connection holds one of the worker threads while it lives, and a reconnect
+  // lets a connection queued behind the busy ones in.
+  hopts.keep_alive_max_requests = 100;
   hopts.max_body_bytes = size_t{64} << 20;  // full-Nodes mode at thousands of nodes
   hopts.read_timeout_seconds = 30;
   // kube-scheduler's Go client asks for gzip on every call. Compressing a full-Nodes answer

@@ -27,6 +27,7 @@
 #include "absl/time/time.h"
 #include "lib/assignment/ids.h"
 #include "lib/base/clock.h"
+#include "lib/extender/decision_memo.h"
 #include "lib/extender/node.h"
 #include "lib/extender/pod.h"
 #include "nlohmann/json.hpp"
@@ -43,23 +44,6 @@ struct Holding {
   std::vector<int> ids;  // empty when unknown
   int64_t count = 0;
   bool known = false;
-};
-
-// The outcome of a request on one node (decide.h).
-struct Verdict {
-  bool fits = false;
-  bool unresolvable = false;
-  std::string reason;    // empty when it fits
-  std::string category;  // metric label: fits, unknown_node, no_neuron, shape, unhealthy,
-                         // capacity, fragmented, bad_request
-};
-
-// Decisions already taken on one shared snapshot, by request: the same pod sizes are asked of
-// the same unchanged nodes over and over.
-struct DecisionMemo {
-  absl::Mutex mu;
-  std::map<std::pair<int64_t, int64_t>, Verdict> verdicts ABSL_GUARDED_BY(mu);
-  std::map<std::tuple<int64_t, int64_t, int>, int> scores ABSL_GUARDED_BY(mu);
 };
 
 // One node's state as the decisions see it.

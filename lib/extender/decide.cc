@@ -48,14 +48,8 @@ namespace {
 const Verdict& VerdictFor(const NodeState* st, const NeuronRequest& req, Verdict& scratch) {
   if (st == nullptr || !st->memo) return scratch = Decide(st, req);
   DecisionMemo& m = *st->memo;
-  const std::pair<int64_t, int64_t> key{req.devices, req.cores};
-  {
-    absl::MutexLock lock(&m.mu);
-    if (auto it = m.verdicts.find(key); it != m.verdicts.end()) return it->second;
-  }
-  Verdict v = Decide(st, req);
-  absl::MutexLock lock(&m.mu);
-  return m.verdicts.emplace(key, std::move(v)).first->second;
+  if (const Verdict* v = m.FindVerdict(req.devices, req.cores)) return *v;
+  return m.AddVerdict(req.devices, req.cores, Decide(st, req));
 }
 
 }  // namespace
@@ -68,14 +62,10 @@ Verdict Evaluate(const NodeState* st, const NeuronRequest& req) {
 int Score(const NodeState& st, const NeuronRequest& req, Policy policy) {
   if (!st.memo) return ComputeScore(st, req, policy);
   DecisionMemo& m = *st.memo;
-  const std::tuple<int64_t, int64_t, int> key{req.devices, req.cores, static_cast<int>(policy)};
-  {
-    absl::MutexLock lock(&m.mu);
-    if (auto it = m.scores.find(key); it != m.scores.end()) return it->second;
-  }
+  const int p = static_cast<int>(policy);
+  if (const int memo = m.FindScore(req.devices, req.cores, p); memo >= 0) return memo;
   const int score = ComputeScore(st, req, policy);
-  absl::MutexLock lock(&m.mu);
-  m.scores.emplace(key, score);
+  m.AddScore(req.devices, req.cores, p, score);
   return score;
 }
 
@@ -157,21 +147,29 @@ int ComputeScore(const NodeState& st, const NeuronRequest& req, Policy policy) {
 
 }  // namespace
 
+FilterVerdicts DecideFilter(const ClusterView& view, const ExtenderArgs& args) {
+  static const Verdict kFits{true, false, "", "fits"};
+  FilterVerdicts out;
+  const std::vector<std::string_view> names = args.CandidateNames();
+  out.of.assign(names.size(), &kFits);
+  if (!args.pod.request.Any()) return out;
+  out.states = view.Snapshots(names, args.pod.Key());
+  Verdict scratch;
+  for (size_t i = 0; i < names.size(); ++i) {
+    const Verdict& v = VerdictFor(out.states[i].get(), args.pod.request, scratch);
+    out.of[i] = &v != &scratch ? &v : &out.own.emplace_back(std::move(scratch));
+  }
+  return out;
+}
+
 FilterResult Filter(const ClusterView& view, const ExtenderArgs& args,
                     std::vector<std::string>* categories) {
   FilterResult r;
   const std::vector<std::string_view> names = args.CandidateNames();
-  const bool ours = args.pod.request.Any();
-  const std::vector<std::shared_ptr<const NodeState>> states =
-      ours ? view.Snapshots(names, args.pod.Key())
-           : std::vector<std::shared_ptr<const NodeState>>();
-  static const Verdict kFits{true, false, "", "fits"};
-  std::vector<bool> pass(names.size(), false);
-  Verdict scratch;
+  const FilterVerdicts verdicts = DecideFilter(view, args);
   for (size_t i = 0; i < names.size(); ++i) {
-    const Verdict& v = ours ? VerdictFor(states[i].get(), args.pod.request, scratch) : kFits;
+    const Verdict& v = *verdicts.of[i];
     if (categories) categories->push_back(v.category);
-    pass[i] = v.fits;
     if (!v.fits) {
       (v.unresolvable ? r.failed_unresolvable : r.failed).emplace(std::string(names[i]), v.reason);
     }
@@ -179,31 +177,37 @@ FilterResult Filter(const ClusterView& view, const ExtenderArgs& args,
   if (args.node_names) {
     r.node_names.emplace();
     for (size_t i = 0; i < names.size(); ++i) {
-      if (pass[i]) r.node_names->emplace_back(names[i]);
+      if (verdicts.of[i]->fits) r.node_names->emplace_back(names[i]);
     }
   } else {
     r.nodes.emplace();
     for (size_t i = 0; i < names.size(); ++i) {
-      if (pass[i]) r.nodes->push_back((*args.nodes)[i].json);
+      if (verdicts.of[i]->fits) r.nodes->push_back((*args.nodes)[i].json);
     }
   }
   return r;
 }
 
-std::vector<HostPriority> Prioritize(const ClusterView& view, const ExtenderArgs& args,
-                                     Policy policy) {
+std::vector<int> Scores(const ClusterView& view, const ExtenderArgs& args, Policy policy) {
   const std::vector<std::string_view> names = args.CandidateNames();
-  std::vector<HostPriority> out;
-  out.reserve(names.size());
-  if (!args.pod.request.Any()) {
-    for (std::string_view name : names) out.push_back(HostPriority{std::string(name), 0});
-    return out;
-  }
+  std::vector<int> out(names.size(), 0);
+  if (!args.pod.request.Any()) return out;
   const std::vector<std::shared_ptr<const NodeState>> states =
       view.Snapshots(names, args.pod.Key());
   for (size_t i = 0; i < names.size(); ++i) {
-    const int score = states[i] ? Score(*states[i], args.pod.request, policy) : 0;
-    out.push_back(HostPriority{std::string(names[i]), score});
+    if (states[i]) out[i] = Score(*states[i], args.pod.request, policy);
+  }
+  return out;
+}
+
+std::vector<HostPriority> Prioritize(const ClusterView& view, const ExtenderArgs& args,
+                                     Policy policy) {
+  const std::vector<std::string_view> names = args.CandidateNames();
+  const std::vector<int> scores = Scores(view, args, policy);
+  std::vector<HostPriority> out;
+  out.reserve(names.size());
+  for (size_t i = 0; i < names.size(); ++i) {
+    out.push_back(HostPriority{std::string(names[i]), scores[i]});
   }
   return out;
 }

@@ -8,7 +8,9 @@
 // large blocks free); spread prefers the node left with the most free IDs.
 #pragma once
 
+#include <deque>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -27,12 +29,23 @@ Verdict Evaluate(const NodeState* node, const NeuronRequest& req);
 // 0..10; 0 when the request does not fit.
 int Score(const NodeState& node, const NeuronRequest& req, Policy policy);
 
+// The verdict on each candidate of a filter request, in request order. The pointers point into
+// the snapshots' memos (kept alive by `states`) or into `own`, and stay valid while this lives.
+struct FilterVerdicts {
+  std::vector<const Verdict*> of;
+  std::vector<std::shared_ptr<const NodeState>> states;
+  std::deque<Verdict> own;  // verdicts on nodes without a memo (unknown nodes)
+};
+FilterVerdicts DecideFilter(const ClusterView& view, const ExtenderArgs& args);
+
 // Whole requests. Pods without Neuron requests pass every candidate (scores 0).
 // `categories`, if set, receives one category per candidate.
 FilterResult Filter(const ClusterView& view, const ExtenderArgs& args,
                     std::vector<std::string>* categories = nullptr);
 std::vector<HostPriority> Prioritize(const ClusterView& view, const ExtenderArgs& args,
                                      Policy policy);
+// Prioritize's scores alone, in candidate order (args.CandidateNames()).
+std::vector<int> Scores(const ClusterView& view, const ExtenderArgs& args, Policy policy);
 
 // For each candidate node: keep it only if evicting its proposed victims leaves a valid set for
 // the pod, and trim the victims to those actually needed (victims are tried for keeping in the

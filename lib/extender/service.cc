@@ -4,13 +4,16 @@
 #include <malloc.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <map>
 #include <string>
 #include <string_view>
 #include <thread>
 
+#include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
+#include "lib/extender/filter_answer.h"
 #include "prometheus/counter.h"
 #include "prometheus/histogram.h"
 
@@ -24,6 +27,8 @@ Response BadRequest(const std::string& msg) { return Response::Json(400, EncodeE
 
 }  // namespace
 
+// Series are looked up once and kept: building label maps and hashing them on every request
+// cost more than the counting.
 struct Service::Metrics {
   prometheus::Family<prometheus::Counter>& requests;
   prometheus::Family<prometheus::Histogram>& latency;
@@ -48,15 +53,41 @@ struct Service::Metrics {
                   .Help("Bind outcomes: ok, conflict (bind conflicts), no_fit, error.")
                   .Register(r)) {}
 
+  // The counter of `family` labelled {label: value}, created on first use.
+  prometheus::Counter& CounterOf(prometheus::Family<prometheus::Counter>& family,
+                                 const std::string& label, const std::string& value) {
+    const std::string key = absl::StrCat(label, "\n", value);
+    absl::MutexLock lock(&mu);
+    prometheus::Counter*& c = counters[{&family, key}];
+    if (!c) c = &family.Add({{label, value}});
+    return *c;
+  }
+
   Response Observe(const std::string& verb, absl::Time start, Response res) {
-    requests.Add({{"verb", verb}, {"code", std::to_string(res.status)}}).Increment();
-    latency
-        .Add({{"verb", verb}},
-             prometheus::Histogram::BucketBoundaries{0.0001, 0.00025, 0.0005, 0.001, 0.002, 0.005,
-                                                     0.01, 0.025, 0.05, 0.1, 0.25, 1})
-        .Observe(absl::ToDoubleSeconds(absl::Now() - start));
+    prometheus::Histogram* h;
+    prometheus::Counter* c;
+    {
+      absl::MutexLock lock(&mu);
+      prometheus::Histogram*& hist = histograms[verb];
+      if (!hist) {
+        hist = &latency.Add({{"verb", verb}}, prometheus::Histogram::BucketBoundaries{
+                                                  0.0001, 0.00025, 0.0005, 0.001, 0.002, 0.005,
+                                                  0.01, 0.025, 0.05, 0.1, 0.25, 1});
+      }
+      prometheus::Counter*& count = by_code[{verb, res.status}];
+      if (!count) count = &requests.Add({{"verb", verb}, {"code", std::to_string(res.status)}});
+      h = hist;
+      c = count;
+    }
+    c->Increment();
+    h->Observe(absl::ToDoubleSeconds(absl::Now() - start));
     return res;
   }
+
+  absl::Mutex mu;
+  std::map<std::pair<const void*, std::string>, prometheus::Counter*> counters ABSL_GUARDED_BY(mu);
+  std::map<std::string, prometheus::Histogram*> histograms ABSL_GUARDED_BY(mu);
+  std::map<std::pair<std::string, int>, prometheus::Counter*> by_code ABSL_GUARDED_BY(mu);
 };
 
 Service::Service(ClusterView& view, Binder* binder, Policy policy,
@@ -71,32 +102,48 @@ Service::~Service() = default;
 
 Response Service::Filter(const Request& req) {
   const absl::Time start = absl::Now();
-  absl::StatusOr<ExtenderArgs> args = DecodeExtenderArgs(req.body);
+  absl::StatusOr<ExtenderArgs> args = DecodeExtenderArgs(req.body, &pods_);
   if (!args.ok()) {
     return metrics_->Observe("filter", start, BadRequest(std::string(args.status().message())));
   }
-  std::vector<std::string> categories;
-  FilterResult r = extender::Filter(view_, *args, &categories);
-  // A handful of distinct outcomes over hundreds of candidates: one metric update for each.
-  std::map<std::string_view, int> counts;
-  for (const std::string& c : categories) ++counts[c];
-  for (const auto& [c, n] : counts) {
-    metrics_->decisions.Add({{"result", std::string(c)}}).Increment(n);
-  }
+  const FilterVerdicts verdicts = DecideFilter(view_, *args);
+  const auto [failed, unresolvable] = CountDecisions(verdicts);
   spdlog::debug("filter pod={} candidates={} failed={} unresolvable={}", args->pod.Key(),
-                categories.size(), r.failed.size(), r.failed_unresolvable.size());
-  return metrics_->Observe("filter", start, Response::Json(200, EncodeFilterResult(r)));
+                verdicts.of.size(), failed, unresolvable);
+  return metrics_->Observe("filter", start,
+                           Response::Json(200, EncodeFilterAnswer(*args, verdicts)));
+}
+
+// A handful of distinct outcomes over hundreds of candidates: one metric update for each.
+// Returns how many candidates failed, and failed unresolvably.
+std::pair<int, int> Service::CountDecisions(const FilterVerdicts& verdicts) {
+  std::vector<std::pair<const std::string*, int>> counts;
+  std::pair<int, int> failed{0, 0};
+  for (const Verdict* v : verdicts.of) {
+    if (!v->fits) ++(v->unresolvable ? failed.second : failed.first);
+    auto it = std::find_if(counts.begin(), counts.end(),
+                           [v](const auto& c) { return *c.first == v->category; });
+    if (it == counts.end()) {
+      counts.emplace_back(&v->category, 1);
+    } else {
+      ++it->second;
+    }
+  }
+  for (const auto& [category, n] : counts) {
+    metrics_->CounterOf(metrics_->decisions, "result", *category).Increment(n);
+  }
+  return failed;
 }
 
 Response Service::Prioritize(const Request& req) {
   const absl::Time start = absl::Now();
-  absl::StatusOr<ExtenderArgs> args = DecodeExtenderArgs(req.body);
+  absl::StatusOr<ExtenderArgs> args = DecodeExtenderArgs(req.body, &pods_);
   if (!args.ok()) {
     return metrics_->Observe("prioritize", start, BadRequest(std::string(args.status().message())));
   }
   return metrics_->Observe(
       "prioritize", start,
-      Response::Json(200, EncodeHostPriorityList(extender::Prioritize(view_, *args, policy_))));
+      Response::Json(200, EncodeHostScores(args->CandidateNames(), Scores(view_, *args, policy_))));
 }
 
 Response Service::Preempt(const Request& req) {
@@ -121,7 +168,7 @@ Response Service::Bind(const Request& req) {
         "bind", start, Response::Json(200, EncodeBindingResult("extender has no API access")));
   }
   BindOutcome out = binder_->Bind(*args);
-  metrics_->binds.Add({{"result", out.label}}).Increment();
+  metrics_->CounterOf(metrics_->binds, "result", out.label).Increment();
   if (!out.status.ok()) {
     spdlog::warn("bind failed pod={}/{} node={} error=\"{}\"", args->pod_namespace, args->pod_name,
                  args->node, std::string(out.status.message()));

@@ -10,6 +10,7 @@
 #include "lib/extender/binder.h"
 #include "lib/extender/cluster_view.h"
 #include "lib/extender/decide.h"
+#include "lib/extender/pod_cache.h"
 #include "lib/httpserver/http_server.h"
 #include "prometheus/registry.h"
 
@@ -34,12 +35,14 @@ class Service {
  private:
   struct Metrics;
   class HeapTrimmer;
+  std::pair<int, int> CountDecisions(const FilterVerdicts& verdicts);
   httpserver::Response TrimAfterLarge(const httpserver::Request& req, httpserver::Response res);
   ClusterView& view_;
   Binder* binder_;
   Policy policy_;
   std::unique_ptr<Metrics> metrics_;
   std::unique_ptr<HeapTrimmer> trimmer_;
+  PodCache pods_;  // the pod of a cycle is sent to /filter and again to /prioritize
 };
 
 }  // namespace neuron::extender

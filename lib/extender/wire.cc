@@ -207,12 +207,16 @@ bool ScanPod(JsonScanner& s, std::optional<std::string_view>* pod) {
   return true;
 }
 
-absl::StatusOr<PodInfo> DecodePodText(std::optional<std::string_view> raw) {
+absl::StatusOr<PodInfo> DecodePodText(std::optional<std::string_view> raw, PodCache* cache) {
   if (!raw) return Invalid("Pod is missing");
+  if (cache) {
+    if (std::optional<PodInfo> known = cache->Find(*raw)) return std::move(*known);
+  }
   absl::StatusOr<json> pod = ParsePruned(*raw, PodFields(), kMaxJsonDepth);
   if (!pod.ok()) return pod.status();
   absl::StatusOr<PodInfo> p = ParsePod(*pod);
   if (!p.ok()) return Invalid(absl::StrCat("Pod: ", p.status().message()));
+  if (cache) cache->Add(*raw, *p);
   return p;
 }
 
@@ -232,7 +236,7 @@ bool FinishTop(JsonScanner& s) {
 
 }  // namespace
 
-absl::StatusOr<ExtenderArgs> DecodeExtenderArgs(std::string_view body) {
+absl::StatusOr<ExtenderArgs> DecodeExtenderArgs(std::string_view body, PodCache* pods) {
   JsonScanner s(body, kMaxJsonDepth);
   ExtenderArgs args;
   std::optional<std::string_view> pod;
@@ -251,7 +255,7 @@ absl::StatusOr<ExtenderArgs> DecodeExtenderArgs(std::string_view body) {
     }
   }
   if (!FinishTop(s)) return ScanError(s, "ExtenderArgs");
-  absl::StatusOr<PodInfo> p = DecodePodText(pod);
+  absl::StatusOr<PodInfo> p = DecodePodText(pod, pods);
   if (!p.ok()) return p.status();
   args.pod = std::move(*p);
   if (!args.node_names && !args.nodes) return Invalid("neither NodeNames nor Nodes is set");
@@ -352,20 +356,37 @@ absl::StatusOr<FilterResult> DecodeFilterResult(std::string_view body) {
   return r;
 }
 
-std::string EncodeHostPriorityList(const std::vector<HostPriority>& list) {
+namespace {
+
+template <typename Host, typename Score>
+std::string EncodeHosts(size_t n, Host host, Score score) {
   std::string out;
-  out.reserve(list.size() * 64 + 2);
+  out.reserve(n * 64 + 2);
   out += '[';
-  for (size_t i = 0; i < list.size(); ++i) {
+  for (size_t i = 0; i < n; ++i) {
     if (i) out += ',';
     out += "{\"Host\":";
-    AppendJsonString(out, list[i].host);
+    AppendJsonString(out, host(i));
     out += ",\"Score\":";
-    out += std::to_string(list[i].score);
+    out += std::to_string(score(i));
     out += '}';
   }
   out += ']';
   return out;
+}
+
+}  // namespace
+
+std::string EncodeHostPriorityList(const std::vector<HostPriority>& list) {
+  return EncodeHosts(
+      list.size(), [&](size_t i) { return std::string_view(list[i].host); },
+      [&](size_t i) { return list[i].score; });
+}
+
+std::string EncodeHostScores(const std::vector<std::string_view>& hosts,
+                             const std::vector<int>& scores) {
+  return EncodeHosts(
+      hosts.size(), [&](size_t i) { return hosts[i]; }, [&](size_t i) { return scores[i]; });
 }
 
 absl::StatusOr<std::vector<HostPriority>> DecodeHostPriorityList(std::string_view body) {

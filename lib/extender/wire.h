@@ -16,6 +16,7 @@
 
 #include "absl/status/statusor.h"
 #include "lib/extender/pod.h"
+#include "lib/extender/pod_cache.h"
 #include "nlohmann/json.hpp"
 
 namespace neuron::extender {
@@ -45,9 +46,11 @@ struct ExtenderArgs {
   // The candidate names in either mode, in request order (views into this object).
   std::vector<std::string_view> CandidateNames() const;
 };
-absl::StatusOr<ExtenderArgs> DecodeExtenderArgs(std::string_view body);
+// `pods`, if set, answers a Pod it has parsed before and keeps the ones parsed here.
+absl::StatusOr<ExtenderArgs> DecodeExtenderArgs(std::string_view body, PodCache* pods = nullptr);
 // The result holds views into the body: a temporary body would leave them dangling.
-absl::StatusOr<ExtenderArgs> DecodeExtenderArgs(std::string&& body) = delete;
+absl::StatusOr<ExtenderArgs> DecodeExtenderArgs(std::string&& body,
+                                                PodCache* pods = nullptr) = delete;
 inline absl::StatusOr<ExtenderArgs> DecodeExtenderArgs(const char* body) {
   return DecodeExtenderArgs(std::string_view(body));
 }
@@ -72,6 +75,9 @@ struct HostPriority {
   int64_t score = 0;
 };
 std::string EncodeHostPriorityList(const std::vector<HostPriority>& list);
+// The same list from hosts and their scores (same size), without copying the names.
+std::string EncodeHostScores(const std::vector<std::string_view>& hosts,
+                             const std::vector<int>& scores);
 absl::StatusOr<std::vector<HostPriority>> DecodeHostPriorityList(std::string_view body);
 
 // ExtenderBindingArgs / ExtenderBindingResult.

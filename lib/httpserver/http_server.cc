@@ -94,6 +94,7 @@ HttpServer::HttpServer(ServerOptions options) : impl_(std::make_unique<Impl>()) 
   impl_->server.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
   impl_->server.set_payload_max_length(options.max_body_bytes);
   impl_->server.set_tcp_nodelay(options.tcp_nodelay);
+  impl_->server.set_keep_alive_max_count(static_cast<size_t>(options.keep_alive_max_requests));
   // httplib's default also sets SO_REUSEPORT, which lets a second process silently share our
   // port. Keep only SO_REUSEADDR (fast restarts), so a clash is an error at Start().
   impl_->server.set_socket_options([impl = impl_.get()](socket_t sock) {

@@ -50,6 +50,9 @@ struct ServerOptions {
   int write_timeout_seconds = 10;
   // Disable Nagle: a kept-alive peer otherwise waits ~40 ms (delayed ACK) for a two-part reply.
   bool tcp_nodelay = false;
+  // Requests served on one kept-alive connection before it is closed (httplib's default is 5:
+  // a busy client then reconnects every few requests, a new TCP handshake and worker hand-off).
+  int keep_alive_max_requests = 5;
 };
 
 // Splits "host:port" or "[v6]:port"; port may be 0 (pick a free one).

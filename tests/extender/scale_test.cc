@@ -45,7 +45,10 @@ TEST_CASE("5,000 nodes, 20,000 pods: filter + prioritize of 500 names", "[.scale
   const double ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   std::printf("filter+prioritize, 500 names: %.3f ms per pair (%d rounds)\n", ms / rounds, rounds);
-  CHECK(passed > 0);
+  // Every node holds devices 0-3: of the 500 names (125 per shape) the inf2.24xlarge nodes
+  // keep only 2 free devices and fail a 4-device request; the other 375 fit. Prioritize scores
+  // every name it is given.
+  CHECK(passed == static_cast<size_t>(rounds) * (375 + 500));
 }
 
 }  // namespace

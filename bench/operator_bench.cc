@@ -11,7 +11,7 @@
 //  5. what one pass costs the API server when nothing changed (an annotation poked on one
 //     DeviceConfig starts it), counted from the fake's request log, and how many passes one
 //     Node label change starts (only the DeviceConfigs selecting the node should run).
-// Flags: --nodes=100 --configs=50
+// Flags: --nodes=100 --configs=50 --idle-seconds=30
 #include <sys/types.h>
 
 #include <algorithm>
@@ -143,6 +143,7 @@ long PassesAfterNodeLabel(k8s::RestClient& client, int metrics) {
 int main(int argc, char** argv) {
   const int nodes = IntFlag(argc, argv, "nodes", 100);
   const int configs = IntFlag(argc, argv, "configs", 50);
+  const int idle_seconds = std::max(1, IntFlag(argc, argv, "idle-seconds", 30));
   const std::string bin_dir = std::filesystem::path(argv[0]).parent_path().string();
   const std::string src = NEURON_SOURCE_DIR;
   char t[] = "/tmp/bench-operator-XXXXXX";
@@ -257,10 +258,12 @@ int main(int argc, char** argv) {
   absl::SleepFor(absl::Seconds(3));
   PrintMemory("after 3 s settle", oper.pid());
 
+  // Clock ticks are 10 ms: a 30 s window resolves 0.033 % of a core.
   const double cpu_before = neuron::bench::CpuSeconds(oper.pid());
-  absl::SleepFor(absl::Seconds(10));
-  std::printf("operator idle CPU: %.3f %% of one core (10 s, %d configs, %d nodes)\n",
-              (neuron::bench::CpuSeconds(oper.pid()) - cpu_before) * 10.0, configs, nodes);
+  absl::SleepFor(absl::Seconds(idle_seconds));
+  std::printf("operator idle CPU: %.3f %% of one core (%d s, %d configs, %d nodes)\n",
+              (neuron::bench::CpuSeconds(oper.pid()) - cpu_before) * 100.0 / idle_seconds,
+              idle_seconds, configs, nodes);
 
   const ApiRequests requests = UnchangedPass(client, ns, fake, metrics);
   std::printf("a pass that changes nothing: %ld API requests (%ld writes)\n", requests.all,

@@ -178,118 +178,181 @@ Counts KmmCounts(const json& module, const char* section) {
   return n;  // KMM reports no observedGeneration per section
 }
 
+namespace {
+
+// The component counts status reports, filled as the conditions are worked out.
+struct ComponentCounts {
+  Counts driver, plugin, sched, metrics, dra;
+};
+
+// Nothing was applied: every component's state is unknown, and says why.
+void BlockedConditions(const DeviceConfig& dc, const Blocker& blocker,
+                       std::vector<k8s::Condition>& set) {
+  std::vector<const char*> types = {"DriverReady", "DevicePluginReady", "SchedulerReady",
+                                    "MetricsReady"};
+  if (dc.DraMode()) types.push_back(kDraDriverCondition);
+  for (const char* type : types) {
+    k8s::Condition c =
+        Cond(type, false, "NotApplied", absl::StrCat("nothing was applied: ", blocker.message));
+    c.status = "Unknown";
+    set.push_back(c);
+  }
+}
+
+// Driver (and in kmm mode the plugin) come from the Module KMM reports on.
+k8s::Condition DriverCondition(const DeviceConfig& dc, const ObservedState& seen, Counts& driver) {
+  if (dc.spec.driver_mode != DriverMode::kKmm) {
+    driver = {seen.nodes_matching, seen.nodes_matching, seen.nodes_matching, true};
+    return Cond("DriverReady", true, "Preinstalled",
+                "driverMode is preinstalled: the node image provides the driver");
+  }
+  if (!seen.apis.kmm) {
+    return Cond("DriverReady", false, "KMMNotInstalled",
+                "KMM is not installed (kmm.sigs.x-k8s.io/v1beta1 Module is not served): "
+                "install it, or set driverMode: preinstalled");
+  }
+  driver = KmmCounts(seen.module, "moduleLoader");
+  return FromCounts("DriverReady", "driver (KMM module loader)", driver, true, dc);
+}
+
+k8s::Condition SchedulerCondition(const DeviceConfig& dc, const ObservedState& seen,
+                                  Counts& sched) {
+  if (!dc.RunsDevicePlugin()) {
+    return Cond("SchedulerReady", true, "NotNeeded",
+                "DRA mode: kube-scheduler's own DRA support places the pods");
+  }
+  const Counts s = DeploymentCounts(seen.scheduler);
+  const Counts e = DeploymentCounts(seen.extender);
+  sched = {s.matching + e.matching, s.desired + e.desired, s.available + e.available,
+           s.current && e.current};
+  k8s::Condition sc = FromCounts("SchedulerReady", "custom kube-scheduler", s, false, dc);
+  if (sc.status != "True") return sc;
+  sc = FromCounts("SchedulerReady", "scheduler extender", e, false, dc);
+  if (sc.status == "True") sc.message = "custom kube-scheduler and extender available";
+  return sc;
+}
+
+k8s::Condition MetricsCondition(const DeviceConfig& dc, const ObservedState& seen,
+                                Counts& metrics) {
+  metrics = DaemonSetCounts(seen.metrics_ds, seen.nodes_matching);
+  k8s::Condition mc = FromCounts("MetricsReady", "node agent", metrics, true, dc);
+  if (!seen.apis.service_monitor) {
+    absl::StrAppend(&mc.message, " (no ServiceMonitor: monitoring.coreos.com is not served)");
+  }
+  return mc;
+}
+
+void ComponentConditions(const DeviceConfig& dc, const ObservedState& seen, ComponentCounts& n,
+                         std::vector<k8s::Condition>& set) {
+  set.push_back(DriverCondition(dc, seen, n.driver));
+  set.push_back(PluginCondition(dc, seen, n.plugin));
+  if (dc.DraMode()) set.push_back(DraCondition(dc, seen, n.dra));
+  set.push_back(SchedulerCondition(dc, seen, n.sched));
+  set.push_back(MetricsCondition(dc, seen, n.metrics));
+}
+
+// Upgrading is news, not readiness: it takes no part in Ready. Without a rollout it says why
+// none runs; nullopt while blocked (nothing is known).
+std::optional<k8s::Condition> UpgradingCondition(const DeviceConfig& dc,
+                                                 const ObservedState& seen) {
+  if (seen.upgrade) {
+    k8s::Condition c =
+        Cond("Upgrading", false, seen.upgrade->condition_reason, seen.upgrade->condition_message);
+    c.status = seen.upgrade->condition_status;
+    return c;
+  }
+  if (seen.blocker) return std::nullopt;
+  if (dc.spec.driver_mode != DriverMode::kKmm) {
+    return Cond("Upgrading", false, "Preinstalled",
+                "driverMode is preinstalled: the node image's driver is used");
+  }
+  if (!seen.apis.kmm) {
+    return Cond("Upgrading", false, "KMMNotInstalled",
+                "driver versions roll through KMM, which is not installed");
+  }
+  return Cond("Upgrading", false, "NotVersioned",
+              "spec.driverVersion is not set: KMM loads the driver on every matching node; "
+              "set it to roll versions node by node");
+}
+
+// Degraded and Ready from everything else in `set` (called last).
+void ReadyAndDegraded(const ObservedState& seen, std::vector<k8s::Condition>& set) {
+  if (const std::optional<Blocker>& stop = seen.blocker ? seen.blocker : seen.failure) {
+    set.push_back(Cond("Degraded", true, stop->reason, stop->message));
+    set.push_back(Cond("Ready", false, stop->reason, stop->message));
+    return;
+  }
+  std::vector<std::string> warnings = seen.warnings;
+  const bool upgrade_failed = seen.upgrade && seen.upgrade->degraded;
+  if (upgrade_failed) warnings.insert(warnings.begin(), *seen.upgrade->degraded);
+  set.push_back(warnings.empty()
+                    ? Cond("Degraded", false, "AsExpected", "")
+                    : Cond("Degraded", true,
+                           upgrade_failed ? "DriverUpgradeFailed" : "OptionalApiMissing",
+                           absl::StrJoin(warnings, "; ")));
+  std::vector<std::string> waiting;
+  for (const k8s::Condition& c : set) {
+    if (c.type != "Degraded" && c.type != "Upgrading" && c.status != "True") {
+      waiting.push_back(c.type);
+    }
+  }
+  set.push_back(waiting.empty() ? Cond("Ready", true, "AllComponentsReady",
+                                       "driver, device plugin, scheduler and metrics are available")
+                                : Cond("Ready", false, "ComponentsNotReady",
+                                       absl::StrCat("waiting for ", absl::StrJoin(waiting, ", "))));
+}
+
+// The counts, summaries (printer columns) and the rollout's fields.
+void WriteCounts(const DeviceConfig& dc, const ObservedState& seen, const ComponentCounts& n,
+                 json& status) {
+  status["driver"] = CountsJson(n.driver);
+  status["devicePlugin"] = CountsJson(n.plugin);
+  status["scheduler"] = CountsJson(n.sched);
+  status["metrics"] = CountsJson(n.metrics);
+  status["driverSummary"] = Summary(n.driver);
+  status["devicePluginSummary"] = Summary(n.plugin);
+  status["schedulerSummary"] = dc.RunsDevicePlugin() ? Summary(n.sched) : std::string("DRA");
+  if (dc.DraMode()) {
+    status["draDriver"] = CountsJson(n.dra);
+    status["draDriverSummary"] = Summary(n.dra);
+  } else {
+    status.erase("draDriver");
+    status.erase("draDriverSummary");
+  }
+  if (const std::optional<UpgradePlan>& u = seen.upgrade) {
+    json nodes = json::array();
+    for (const NodeUpgrade& node : u->nodes) nodes.push_back(ToJson(node));
+    status["nodes"] = std::move(nodes);
+    status["upgrade"] = {{"driverVersion", dc.spec.driver_version},
+                         {"nodesDone", u->done},
+                         {"nodesUpgrading", u->upgrading},
+                         {"nodesPending", u->pending},
+                         {"nodesFailed", u->failed}};
+  } else if (!seen.blocker) {
+    status.erase("nodes");
+    status.erase("upgrade");
+  }
+}
+
+}  // namespace
+
 json ComputeStatus(const DeviceConfig& dc, const ObservedState& seen, const json& old_status,
                    absl::Time now) {
   json status = old_status.is_object() ? old_status : json::object();
   json conditions = status.value("conditions", json::array());
   if (!conditions.is_array()) conditions = json::array();
+
   std::vector<k8s::Condition> set;
-
-  const bool kmm = dc.spec.driver_mode == DriverMode::kKmm;
-  Counts driver, plugin, sched, metrics, dra;
+  ComponentCounts counts;
   if (seen.blocker) {
-    std::vector<const char*> types = {"DriverReady", "DevicePluginReady", "SchedulerReady",
-                                      "MetricsReady"};
-    if (dc.DraMode()) types.push_back(kDraDriverCondition);
-    for (const char* type : types) {
-      k8s::Condition c = Cond(type, false, "NotApplied",
-                              absl::StrCat("nothing was applied: ", seen.blocker->message));
-      c.status = "Unknown";
-      set.push_back(c);
-    }
+    BlockedConditions(dc, *seen.blocker, set);
   } else {
-    // Driver and (in kmm mode) plugin come from the Module KMM reports on.
-    if (!kmm) {
-      driver = {seen.nodes_matching, seen.nodes_matching, seen.nodes_matching, true};
-      set.push_back(Cond("DriverReady", true, "Preinstalled",
-                         "driverMode is preinstalled: the node image provides the driver"));
-    } else if (!seen.apis.kmm) {
-      set.push_back(Cond("DriverReady", false, "KMMNotInstalled",
-                         "KMM is not installed (kmm.sigs.x-k8s.io/v1beta1 Module is not served): "
-                         "install it, or set driverMode: preinstalled"));
-    } else {
-      driver = KmmCounts(seen.module, "moduleLoader");
-      set.push_back(FromCounts("DriverReady", "driver (KMM module loader)", driver, true, dc));
-    }
-
-    set.push_back(PluginCondition(dc, seen, plugin));
-    if (dc.DraMode()) set.push_back(DraCondition(dc, seen, dra));
-
-    if (!dc.RunsDevicePlugin()) {
-      set.push_back(Cond("SchedulerReady", true, "NotNeeded",
-                         "DRA mode: kube-scheduler's own DRA support places the pods"));
-    } else {
-      const Counts s = DeploymentCounts(seen.scheduler);
-      const Counts e = DeploymentCounts(seen.extender);
-      sched = {s.matching + e.matching, s.desired + e.desired, s.available + e.available,
-               s.current && e.current};
-      k8s::Condition sc = FromCounts("SchedulerReady", "custom kube-scheduler", s, false, dc);
-      if (sc.status == "True") {
-        sc = FromCounts("SchedulerReady", "scheduler extender", e, false, dc);
-        if (sc.status == "True") sc.message = "custom kube-scheduler and extender available";
-      }
-      set.push_back(sc);
-    }
-
-    metrics = DaemonSetCounts(seen.metrics_ds, seen.nodes_matching);
-    k8s::Condition mc = FromCounts("MetricsReady", "node agent", metrics, true, dc);
-    if (!seen.apis.service_monitor) {
-      absl::StrAppend(&mc.message, " (no ServiceMonitor: monitoring.coreos.com is not served)");
-    }
-    set.push_back(mc);
+    ComponentConditions(dc, seen, counts, set);
   }
-
-  bool all_ready = !seen.blocker;
-  for (const k8s::Condition& c : set) all_ready = all_ready && c.status == "True";
-
-  // Upgrading is news, not readiness: it takes no part in Ready.
-  std::vector<std::string> warnings = seen.warnings;
-  json upgrade_nodes = json::array();
-  if (seen.upgrade) {
-    const UpgradePlan& u = *seen.upgrade;
-    k8s::Condition c = Cond("Upgrading", false, u.condition_reason, u.condition_message);
-    c.status = u.condition_status;
-    set.push_back(c);
-    if (u.degraded) warnings.insert(warnings.begin(), *u.degraded);
-    for (const NodeUpgrade& n : u.nodes) upgrade_nodes.push_back(ToJson(n));
-    status["upgrade"] = {{"driverVersion", dc.spec.driver_version},
-                         {"nodesDone", u.done},
-                         {"nodesUpgrading", u.upgrading},
-                         {"nodesPending", u.pending},
-                         {"nodesFailed", u.failed}};
-  } else if (!seen.blocker) {
-    set.push_back(
-        !kmm ? Cond("Upgrading", false, "Preinstalled",
-                    "driverMode is preinstalled: the node image's driver is used")
-        : !seen.apis.kmm
-            ? Cond("Upgrading", false, "KMMNotInstalled",
-                   "driver versions roll through KMM, which is not installed")
-            : Cond("Upgrading", false, "NotVersioned",
-                   "spec.driverVersion is not set: KMM loads the driver on every matching node; "
-                   "set it to roll versions node by node"));
-    status.erase("upgrade");
+  if (std::optional<k8s::Condition> upgrading = UpgradingCondition(dc, seen)) {
+    set.push_back(*upgrading);
   }
-  if (const std::optional<Blocker>& stop = seen.blocker ? seen.blocker : seen.failure) {
-    set.push_back(Cond("Degraded", true, stop->reason, stop->message));
-    set.push_back(Cond("Ready", false, stop->reason, stop->message));
-  } else {
-    const bool upgrade_failed = seen.upgrade && seen.upgrade->degraded;
-    set.push_back(warnings.empty()
-                      ? Cond("Degraded", false, "AsExpected", "")
-                      : Cond("Degraded", true,
-                             upgrade_failed ? "DriverUpgradeFailed" : "OptionalApiMissing",
-                             absl::StrJoin(warnings, "; ")));
-    std::vector<std::string> waiting;
-    for (const k8s::Condition& c : set) {
-      if (c.type != "Degraded" && c.type != "Upgrading" && c.status != "True") {
-        waiting.push_back(c.type);
-      }
-    }
-    set.push_back(all_ready ? Cond("Ready", true, "AllComponentsReady",
-                                   "driver, device plugin, scheduler and metrics are available")
-                            : Cond("Ready", false, "ComponentsNotReady",
-                                   absl::StrCat("waiting for ", absl::StrJoin(waiting, ", "))));
-  }
+  ReadyAndDegraded(seen, set);
   // Only DRA modes run a DRA driver: the condition goes with the mode.
   if (!dc.DraMode()) k8s::RemoveCondition(conditions, kDraDriverCondition);
   // News like Upgrading, not readiness: present only while the skew lasts.
@@ -302,28 +365,9 @@ json ComputeStatus(const DeviceConfig& dc, const ObservedState& seen, const json
     c.observed_generation = dc.generation;
     (void)k8s::SetCondition(conditions, std::move(c), now);
   }
-
   status["observedGeneration"] = dc.generation;
   status["conditions"] = std::move(conditions);
-  status["driver"] = CountsJson(driver);
-  status["devicePlugin"] = CountsJson(plugin);
-  status["scheduler"] = CountsJson(sched);
-  status["metrics"] = CountsJson(metrics);
-  status["driverSummary"] = Summary(driver);
-  status["devicePluginSummary"] = Summary(plugin);
-  status["schedulerSummary"] = dc.RunsDevicePlugin() ? Summary(sched) : std::string("DRA");
-  if (dc.DraMode()) {
-    status["draDriver"] = CountsJson(dra);
-    status["draDriverSummary"] = Summary(dra);
-  } else {
-    status.erase("draDriver");
-    status.erase("draDriverSummary");
-  }
-  if (seen.upgrade) {
-    status["nodes"] = std::move(upgrade_nodes);
-  } else if (!seen.blocker) {
-    status.erase("nodes");
-  }
+  WriteCounts(dc, seen, counts, status);
   return status;
 }
 

@@ -139,11 +139,7 @@ void PrepareLatencies(fakes::FakeApiServer& api, fakes::FakeDraKubelet& kubelet,
   std::printf("prepare/unprepare errors: %d\n", errors);
 }
 
-}  // namespace
-}  // namespace neuron
-
-int main(int argc, char** argv) {
-  using namespace neuron;
+int Main(int argc, char** argv) {
   const int faults = bench::IntFlag(argc, argv, "faults", 50);
   const int claims = bench::IntFlag(argc, argv, "claims", 200);
   const std::string bin_dir = std::filesystem::path(argv[0]).parent_path().string();
@@ -185,3 +181,8 @@ int main(int argc, char** argv) {
   std::filesystem::remove_all(dir, ec);
   return rc;
 }
+
+}  // namespace
+}  // namespace neuron
+
+int main(int argc, char** argv) { return neuron::Main(argc, argv); }

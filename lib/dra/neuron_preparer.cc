@@ -112,6 +112,18 @@ absl::Status CheckOnNode(const ClaimAllocation& alloc, const NodeFacts& node, in
   return absl::OkStatus();
 }
 
+// What the claim's containers get: its device nodes, their cores and the LNC.
+ClaimDevices CdiEdits(const std::string& uid, const ClaimAllocation& alloc, const NodeFacts& node,
+                      int lnc, const std::string& device_host_path) {
+  ClaimDevices cdi{uid, DeviceIndices(alloc),
+                   VisibleCores(alloc, node.physical_cores_per_device / lnc), std::nullopt,
+                   device_host_path};
+  // Set on LNC-capable chips (the runtime's default there may differ from the node's), and
+  // whenever the claim asks.
+  if (node.lnc2_supported || alloc.logical_neuron_core) cdi.logical_nc_config = lnc;
+  return cdi;
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<NeuronPreparer>> NeuronPreparer::Create(
@@ -203,16 +215,12 @@ absl::StatusOr<std::vector<PreparedDevice>> NeuronPreparer::PrepareOne(const Cla
   for (const AllocatedDevice& d : alloc.devices) {
     record.devices.push_back({{d.request}, options_.node_name, d.name, {}});
   }
-  absl::StatusOr<std::string> cdi_id = [&]() -> absl::StatusOr<std::string> {
-    NEURON_RETURN_IF_ERROR(Save());  // "preparing" before the CDI file exists
-    ClaimDevices cdi{claim.uid, DeviceIndices(alloc),
-                     VisibleCores(alloc, node->physical_cores_per_device / *lnc), std::nullopt,
-                     options_.device_host_path};
-    // Set on LNC-capable chips (the runtime's default there may differ from the node's), and
-    // whenever the claim asks.
-    if (node->lnc2_supported || alloc.logical_neuron_core) cdi.logical_nc_config = *lnc;
-    return WriteCdiSpec(options_.cdi_dir, cdi);
-  }();
+  // "preparing" is on disk before the CDI file exists.
+  const absl::Status saved = Save();
+  absl::StatusOr<std::string> cdi_id =
+      saved.ok() ? WriteCdiSpec(options_.cdi_dir,
+                                CdiEdits(claim.uid, alloc, *node, *lnc, options_.device_host_path))
+                 : absl::StatusOr<std::string>(saved);
   if (!cdi_id.ok()) {
     (void)RemoveCdiSpec(options_.cdi_dir, claim.uid);
     checkpoint_.claims.erase(claim.uid);

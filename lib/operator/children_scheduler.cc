@@ -180,8 +180,9 @@ void AddKubeScheduler(const DeviceConfig& dc, const ClusterApis& apis, const Ope
                   absl::StrCat("--config=", kConfigDir, "/", kConfigKey), "--v=2"};
   // Where resource.k8s.io/v1 is not served, a DRA-enabled scheduler would wait on informers for
   // it (the seed passes this flag then). Only then: from v1.35 the gate is locked on.
-  if (apis.dra_version != "v1")
+  if (apis.dra_version != "v1") {
     command.push_back("--feature-gates=DynamicResourceAllocation=false");
+  }
   auto probe = [](const char* path) {
     return json{{"httpGet", {{"path", path}, {"port", kSchedulerSecurePort}, {"scheme", "HTTPS"}}}};
   };

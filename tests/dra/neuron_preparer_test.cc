@@ -33,8 +33,9 @@ class MapSource final : public ClaimSource {
   absl::StatusOr<json> Get(const ClaimRef& c) override {
     ++reads;
     auto it = claims.find(c.uid);
-    if (it == claims.end())
+    if (it == claims.end()) {
       return absl::NotFoundError("resourceclaims \"" + c.name + "\" not found");
+    }
     return it->second;
   }
   std::map<std::string, json> claims;

@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <chrono>
 
 namespace neuron::dra {
 
@@ -17,31 +18,33 @@ SliceSync::~SliceSync() { Stop(); }
 
 void SliceSync::Start() {
   {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard<std::mutex> lock(mu_);
     resync_at_ = absl::Now() + options_.resync;
   }
   worker_ = std::thread([this] { Loop(); });
 }
 
 void SliceSync::Trigger() {
-  absl::MutexLock lock(&mu_);
-  dirty_ = true;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    dirty_ = true;
+  }
+  wake_.notify_one();
 }
 
 void SliceSync::Stop() {
   {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard<std::mutex> lock(mu_);
     stopping_ = true;
   }
+  wake_.notify_one();
   if (worker_.joinable()) worker_.join();
 }
 
 bool SliceSync::published() const {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   return published_;
 }
-
-bool SliceSync::Woken() const { return dirty_ || stopping_; }
 
 void SliceSync::Loop() {
   bool resync = false;
@@ -49,7 +52,7 @@ void SliceSync::Loop() {
 }
 
 bool SliceSync::WaitForWork(bool* resync) {
-  absl::MutexLock lock(&mu_);
+  std::unique_lock<std::mutex> lock(mu_);
   while (true) {
     const absl::Time now = absl::Now();
     if (stopping_) return false;
@@ -59,9 +62,14 @@ bool SliceSync::WaitForWork(bool* resync) {
       retry_at_ = absl::InfiniteFuture();
       return true;
     }
-    // Woken by Trigger/Stop through the condition, else at the next deadline.
+    // Woken by Trigger/Stop, else at the next deadline (the loop re-checks either way).
     const absl::Time deadline = std::min(retry_at_, resync_at_);
-    mu_.AwaitWithDeadline(absl::Condition(this, &SliceSync::Woken), deadline);
+    if (deadline == absl::InfiniteFuture()) {
+      wake_.wait(lock, [this] { return dirty_ || stopping_; });
+    } else {
+      wake_.wait_for(lock, absl::ToChronoNanoseconds(deadline - now),
+                     [this] { return dirty_ || stopping_; });
+    }
   }
 }
 
@@ -72,7 +80,7 @@ void SliceSync::Attempt(bool resync) {
   if (slices.ok()) status = publisher_.Publish(*slices);
   const int64_t generation = publisher_.pool_generation();
   if (options_.on_publish) options_.on_publish(status, generation);
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   if (resync) resync_at_ = absl::Now() + options_.resync;
   if (status.ok()) {
     if (!published_) spdlog::info("resource slices published generation={}", generation);

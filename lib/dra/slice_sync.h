@@ -8,14 +8,14 @@
 //     or deletions by others (SlicePublisher makes no request when nothing changed otherwise).
 #pragma once
 
+#include <condition_variable>
 #include <functional>
+#include <mutex>
 #include <thread>
 #include <vector>
 
-#include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "lib/base/backoff.h"
 #include "lib/dra/resource_slice.h"
@@ -54,20 +54,22 @@ class SliceSync {
   // Waits for a trigger, a due retry or resync, or Stop; false on Stop.
   bool WaitForWork(bool* resync);
   void Attempt(bool resync);
-  bool Woken() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   SlicePublisher& publisher_;
   const Builder build_;
   const SliceSyncOptions options_;
   std::thread worker_;
 
-  mutable absl::Mutex mu_;
-  bool dirty_ ABSL_GUARDED_BY(mu_) = true;  // the first round publishes
-  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
-  bool published_ ABSL_GUARDED_BY(mu_) = false;
-  absl::Time retry_at_ ABSL_GUARDED_BY(mu_) = absl::InfiniteFuture();
-  absl::Time resync_at_ ABSL_GUARDED_BY(mu_) = absl::InfiniteFuture();
-  Backoff backoff_ ABSL_GUARDED_BY(mu_);
+  // std::mutex, not absl::Mutex, so ThreadSanitizer sees the locking (Debian's Abseil is not
+  // built with TSan) and this worker runs under it. Everything below is guarded by mu_.
+  mutable std::mutex mu_;
+  std::condition_variable wake_;  // Trigger and Stop
+  bool dirty_ = true;             // the first round publishes
+  bool stopping_ = false;
+  bool published_ = false;
+  absl::Time retry_at_ = absl::InfiniteFuture();
+  absl::Time resync_at_ = absl::InfiniteFuture();
+  Backoff backoff_;
 };
 
 }  // namespace neuron::dra

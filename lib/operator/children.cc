@@ -136,7 +136,11 @@ json NeuronTolerations() {
        {{"key", "CriticalAddonsOnly"}, {"operator", "Exists"}}});
 }
 
-json HostPathVolume(const char* name, const char* path, const char* type) {
+std::string KubeletPath(const DeviceConfig& dc, const char* sub) {
+  return absl::StrCat(dc.spec.kubelet_root_dir, "/", sub);
+}
+
+json HostPathVolume(const char* name, const std::string& path, const char* type) {
   return {{"name", name}, {"hostPath", {{"path", path}, {"type", type}}}};
 }
 

@@ -9,8 +9,9 @@ namespace neuron::op::internal {
 namespace {
 
 constexpr int kHealthPort = 51515;
-constexpr char kRegistryDir[] = "/var/lib/kubelet/plugins_registry";
-constexpr char kPluginsDir[] = "/var/lib/kubelet/plugins";
+// Under spec.kubeletRootDir.
+constexpr char kRegistryDir[] = "plugins_registry";
+constexpr char kPluginsDir[] = "plugins";
 constexpr char kCdiDir[] = "/var/run/cdi";
 
 }  // namespace
@@ -40,8 +41,8 @@ void AddDra(const DeviceConfig& dc, const ClusterApis& apis, std::vector<Child>&
       {"command", {"k8s-neuron-dra-driver"}},
       {"env", json::array({FieldRefEnv("NODE_NAME", "spec.nodeName"),
                            FieldRefEnv("POD_UID", "metadata.uid"), env("CDI_ROOT", kCdiDir),
-                           env("KUBELET_REGISTRAR_DIRECTORY_PATH", kRegistryDir),
-                           env("KUBELET_PLUGINS_DIRECTORY_PATH", kPluginsDir),
+                           env("KUBELET_REGISTRAR_DIRECTORY_PATH", KubeletPath(dc, kRegistryDir)),
+                           env("KUBELET_PLUGINS_DIRECTORY_PATH", KubeletPath(dc, kPluginsDir)),
                            env("HEALTHCHECK_PORT", absl::StrCat(kHealthPort))})},
       {"livenessProbe",
        {{"grpc", {{"port", kHealthPort}, {"service", "liveness"}}},
@@ -54,17 +55,19 @@ void AddDra(const DeviceConfig& dc, const ClusterApis& apis, std::vector<Child>&
         {"limits", {{"cpu", "20m"}, {"memory", "256Mi"}}}}},
       // Runs as its image's user (root) to write kubelet plugin sockets and CDI specs in host
       // directories; not privileged (neither is the seed's).
-      {"volumeMounts", json::array({{{"name", "plugins-registry"}, {"mountPath", kRegistryDir}},
-                                    {{"name", "plugins"}, {"mountPath", kPluginsDir}},
-                                    {{"name", "cdi"}, {"mountPath", kCdiDir}}})}};
-  json pod = {{"serviceAccountName", name},
-              {"hostNetwork", true},  // as the seed runs it
-              {"priorityClassName", "system-node-critical"},
-              {"tolerations", NeuronTolerations()},
-              {"containers", json::array({std::move(container)})},
-              {"volumes", json::array({HostPathVolume("plugins-registry", kRegistryDir),
-                                       HostPathVolume("plugins", kPluginsDir),
-                                       HostPathVolume("cdi", kCdiDir, "DirectoryOrCreate")})}};
+      {"volumeMounts",
+       json::array({{{"name", "plugins-registry"}, {"mountPath", KubeletPath(dc, kRegistryDir)}},
+                    {{"name", "plugins"}, {"mountPath", KubeletPath(dc, kPluginsDir)}},
+                    {{"name", "cdi"}, {"mountPath", kCdiDir}}})}};
+  json pod = {
+      {"serviceAccountName", name},
+      {"hostNetwork", true},  // as the seed runs it
+      {"priorityClassName", "system-node-critical"},
+      {"tolerations", NeuronTolerations()},
+      {"containers", json::array({std::move(container)})},
+      {"volumes", json::array({HostPathVolume("plugins-registry", KubeletPath(dc, kRegistryDir)),
+                               HostPathVolume("plugins", KubeletPath(dc, kPluginsDir)),
+                               HostPathVolume("cdi", kCdiDir, "DirectoryOrCreate")})}};
   PlaceOnDriverNodes(dc, apis, pod);  // only where the driver is loaded
   out.push_back(
       {k8s::resources::kDaemonSets, DaemonSet(dc, name, Component::kDra, pod), Component::kDra});

@@ -9,11 +9,12 @@
 namespace neuron::op::internal {
 namespace {
 
-constexpr char kRegistryDir[] = "/var/lib/kubelet/plugins_registry";
-constexpr char kPluginsDir[] = "/var/lib/kubelet/plugins";
-constexpr char kCdiDir[] = "/var/run/cdi";
+// Under spec.kubeletRootDir.
+constexpr char kRegistryDir[] = "plugins_registry";
+constexpr char kPluginsDir[] = "plugins";
 // The checkpoint of prepared claims: under the plugins mount, so it survives pod restarts.
-constexpr char kStateDir[] = "/var/lib/kubelet/plugins/neuron.aws.com";
+constexpr char kStateDir[] = "plugins/neuron.aws.com";
+constexpr char kCdiDir[] = "/var/run/cdi";
 constexpr int kMetricsPort = 2112;  // as the device plugin's
 
 // What the kubelet plugin calls: its node's ResourceSlices; the claim being prepared; its Node
@@ -31,10 +32,10 @@ json DraDriverRules() {
 json DraDriverArgs(const DeviceConfig& dc) {
   json args = {"--api=dra",
                "--host-root=/host",
-               absl::StrCat("--kubelet-registrar-dir=", kRegistryDir),
-               absl::StrCat("--kubelet-plugins-dir=", kPluginsDir),
+               absl::StrCat("--kubelet-registrar-dir=", KubeletPath(dc, kRegistryDir)),
+               absl::StrCat("--kubelet-plugins-dir=", KubeletPath(dc, kPluginsDir)),
                absl::StrCat("--cdi-root=", kCdiDir),
-               absl::StrCat("--dra-state-dir=", kStateDir),
+               absl::StrCat("--dra-state-dir=", KubeletPath(dc, kStateDir)),
                absl::StrCat("--metrics-listen=0.0.0.0:", kMetricsPort)};
   if (dc.spec.dra.partitionable_devices) args.push_back("--dra-partitionable-devices=true");
   if (dc.spec.dra.device_taints) args.push_back("--dra-device-taints=true");
@@ -71,10 +72,10 @@ json DraDriverContainer(const DeviceConfig& dc) {
         {"allowPrivilegeEscalation", false},
         {"capabilities", {{"drop", {"ALL"}}}}}},
       {"volumeMounts",
-       json::array({mount("plugins-registry", kRegistryDir, false),
-                    mount("plugins", kPluginsDir, false), mount("cdi", kCdiDir, false),
-                    mount("host-sys", "/host/sys", true), mount("host-dev", "/host/dev", true),
-                    NeuronOptMount()})}};
+       json::array({mount("plugins-registry", KubeletPath(dc, kRegistryDir), false),
+                    mount("plugins", KubeletPath(dc, kPluginsDir), false),
+                    mount("cdi", kCdiDir, false), mount("host-sys", "/host/sys", true),
+                    mount("host-dev", "/host/dev", true), NeuronOptMount()})}};
 }
 
 }  // namespace
@@ -83,15 +84,16 @@ void AddDraDriver(const DeviceConfig& dc, const ClusterApis& apis, std::vector<C
   const std::string name = dc.name + "-dra-driver";
   out.push_back(ServiceAccount(dc, name, Component::kDra));
   AddClusterRole(dc, ClusterName(dc, "dra-driver"), DraDriverRules(), name, Component::kDra, out);
-  json pod = {{"serviceAccountName", name},
-              {"priorityClassName", "system-node-critical"},
-              {"tolerations", NeuronTolerations()},
-              {"containers", json::array({DraDriverContainer(dc)})},
-              {"volumes", json::array({HostPathVolume("plugins-registry", kRegistryDir),
-                                       HostPathVolume("plugins", kPluginsDir),
-                                       HostPathVolume("cdi", kCdiDir, "DirectoryOrCreate"),
-                                       HostPathVolume("host-sys", "/sys"),
-                                       HostPathVolume("host-dev", "/dev"), NeuronOptVolume()})}};
+  json pod = {
+      {"serviceAccountName", name},
+      {"priorityClassName", "system-node-critical"},
+      {"tolerations", NeuronTolerations()},
+      {"containers", json::array({DraDriverContainer(dc)})},
+      {"volumes", json::array({HostPathVolume("plugins-registry", KubeletPath(dc, kRegistryDir)),
+                               HostPathVolume("plugins", KubeletPath(dc, kPluginsDir)),
+                               HostPathVolume("cdi", kCdiDir, "DirectoryOrCreate"),
+                               HostPathVolume("host-sys", "/sys"),
+                               HostPathVolume("host-dev", "/dev"), NeuronOptVolume()})}};
   PlaceOnDriverNodes(dc, apis, pod);
   // Pure dra: every selected node. Mixed: only the nodes labelled for DRA.
   if (dc.spec.allocation == Allocation::kMixed) RequireDraNodes(pod);

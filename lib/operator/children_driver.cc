@@ -7,8 +7,11 @@
 namespace neuron::op::internal {
 namespace {
 
-constexpr char kPluginDir[] = "/var/lib/kubelet/device-plugins";
-constexpr char kPodResourcesDir[] = "/var/lib/kubelet/pod-resources";
+// Under spec.kubeletRootDir. KMM mounts the device-plugin directory itself, always at
+// kKmmPluginDir (validation refuses another kubeletRootDir where KMM runs the plugin).
+constexpr char kPluginDir[] = "device-plugins";
+constexpr char kKmmPluginDir[] = "/var/lib/kubelet/device-plugins";
+constexpr char kPodResourcesDir[] = "pod-resources";
 
 // NFD's own PCI label is no default: Neuron devices are PCI class 0880, outside NFD's default
 // class whitelist, so the seed's `pci-1d0f.present` (and `pci-0880_1d0f.present`) appear only on
@@ -21,12 +24,14 @@ json DefaultModuleSelector() { return {{"feature.node.kubernetes.io/aws-neuron",
 constexpr int kDevicePluginMetricsPort = 2112;
 
 json PluginContainer(const DeviceConfig& dc, bool for_kmm) {
+  const std::string plugin_dir = for_kmm ? kKmmPluginDir : KubeletPath(dc, kPluginDir);
+  const std::string pod_resources_dir = KubeletPath(dc, kPodResourcesDir);
   json mounts = json::array();
   if (!for_kmm) {  // KMM mounts the kubelet's device-plugin directory itself
-    mounts.push_back({{"name", "device-plugins"}, {"mountPath", kPluginDir}});
+    mounts.push_back({{"name", "device-plugins"}, {"mountPath", plugin_dir}});
   }
   // PodResources: what pods hold (one piece of silicon, one pod) and the annotation handshake.
-  mounts.push_back({{"name", "pod-resources"}, {"mountPath", kPodResourcesDir}});
+  mounts.push_back({{"name", "pod-resources"}, {"mountPath", pod_resources_dir}});
   mounts.push_back({{"name", "host-sys"}, {"mountPath", "/host/sys"}, {"readOnly", true}});
   mounts.push_back({{"name", "host-dev"}, {"mountPath", "/host/dev"}, {"readOnly", true}});
   mounts.push_back(NeuronOptMount());
@@ -34,8 +39,8 @@ json PluginContainer(const DeviceConfig& dc, bool for_kmm) {
       {"image", dc.spec.device_plugin_image},
       {"command", {"/usr/local/bin/neuron-device-plugin"}},
       {"args",
-       {"--host-root=/host", absl::StrCat("--device-plugin-dir=", kPluginDir),
-        absl::StrCat("--pod-resources-socket=", kPodResourcesDir, "/kubelet.sock")}},
+       {"--host-root=/host", absl::StrCat("--device-plugin-dir=", plugin_dir),
+        absl::StrCat("--pod-resources-socket=", pod_resources_dir, "/kubelet.sock")}},
       {"env", json::array({FieldRefEnv("NODE_NAME", "spec.nodeName")})},
       {"resources",
        {{"requests", {{"cpu", "10m"}, {"memory", "32Mi"}}}, {"limits", {{"memory", "128Mi"}}}}},
@@ -53,10 +58,10 @@ json PluginContainer(const DeviceConfig& dc, bool for_kmm) {
   return c;
 }
 
-json PluginVolumes(bool for_kmm) {
+json PluginVolumes(const DeviceConfig& dc, bool for_kmm) {
   json v = json::array();
-  if (!for_kmm) v.push_back(HostPathVolume("device-plugins", kPluginDir));
-  v.push_back(HostPathVolume("pod-resources", kPodResourcesDir));
+  if (!for_kmm) v.push_back(HostPathVolume("device-plugins", KubeletPath(dc, kPluginDir)));
+  v.push_back(HostPathVolume("pod-resources", KubeletPath(dc, kPodResourcesDir)));
   v.push_back(HostPathVolume("host-sys", "/sys"));
   v.push_back(HostPathVolume("host-dev", "/dev"));
   v.push_back(NeuronOptVolume());
@@ -121,7 +126,7 @@ void AddDriver(const DeviceConfig& dc, const ClusterApis& apis, std::vector<Chil
     // kubelet-serving CA merged into kube-root-kubelet-ca) is not needed: it is left out.
     spec["devicePlugin"] = {{"serviceAccountName", plugin_sa},
                             {"container", PluginContainer(dc, /*for_kmm=*/true)},
-                            {"volumes", PluginVolumes(/*for_kmm=*/true)}};
+                            {"volumes", PluginVolumes(dc, /*for_kmm=*/true)}};
   }
   if (!dc.spec.image_repo_secret.empty()) {
     spec["imageRepoSecret"] = {{"name", dc.spec.image_repo_secret}};  // KMM's pods pull with it
@@ -140,7 +145,7 @@ void AddPluginDaemonSet(const DeviceConfig& dc, const ClusterApis& apis, std::ve
               {"priorityClassName", "system-node-critical"},
               {"tolerations", NeuronTolerations()},
               {"containers", json::array({PluginContainer(dc, /*for_kmm=*/false)})},
-              {"volumes", PluginVolumes(/*for_kmm=*/false)}};
+              {"volumes", PluginVolumes(dc, /*for_kmm=*/false)}};
   PlaceOnDriverNodes(dc, apis, pod);
   if (mixed) AvoidDraNodes(pod);
   out.push_back({k8s::resources::kDaemonSets,

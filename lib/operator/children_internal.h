@@ -61,7 +61,10 @@ void RequireDraNodes(json& pod_spec);
 // Node-level pods tolerate the taint Neuron node groups usually carry.
 json NeuronTolerations();
 
-json HostPathVolume(const char* name, const char* path, const char* type = "Directory");
+json HostPathVolume(const char* name, const std::string& path, const char* type = "Directory");
+// `sub` under the node's kubelet root (spec.kubeletRootDir), e.g. "plugins_registry". Mounted at
+// the same path in the container: a DRA plugin registers its socket as a path on the host.
+std::string KubeletPath(const DeviceConfig& dc, const char* sub);
 json FieldRefEnv(const char* name, const char* field_path);
 
 // Where the Neuron tools keep the node's Logical NeuronCore config (EKS user data writes

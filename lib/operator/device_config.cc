@@ -98,6 +98,11 @@ void ReadSpec(const json& spec, DeviceConfigSpec& s, std::vector<FieldError>& pr
   ReadString(spec, "draDriverImage", s.dra_driver_image, problems);
   ReadString(spec, "nodeMetricsImage", s.node_metrics_image, problems);
   ReadString(spec, "nodeAgentImage", s.node_agent_image, problems);
+  ReadString(spec, "kubeletRootDir", s.kubelet_root_dir, problems);
+  // "/var/lib/kubelet/" names the same directory: keep one spelling for the paths built on it.
+  while (s.kubelet_root_dir.size() > 1 && s.kubelet_root_dir.back() == '/') {
+    s.kubelet_root_dir.pop_back();
+  }
   internal::ReadAllocation(spec, s, problems);
 
   std::string mode = "kmm";  // the CRD's default; objects from `render -f` may omit it
@@ -233,6 +238,21 @@ std::vector<FieldError> ValidateDeviceConfig(const DeviceConfig& dc) {
     errors.push_back({"spec.driverVersion",
                       "must be usable as a label value (KMM labels nodes with it): at most 63 "
                       "letters, digits, '-', '_' and '.'"});
+  }
+  if (!IsKubeletRootDir(s.kubelet_root_dir)) {
+    errors.push_back(
+        {"spec.kubeletRootDir",
+         absl::StrCat("\"", Clip(s.kubelet_root_dir),
+                      "\" is not an absolute directory path (no '..', no whitespace)")});
+  }
+  // KMM mounts the kubelet's device-plugin directory into the plugin's pod itself, always at
+  // /var/lib/kubelet/device-plugins: a plugin it runs could not reach another kubelet.
+  if (kmm && s.allocation == Allocation::kDevicePlugin && !dc.AwsDra() &&
+      s.kubelet_root_dir != DeviceConfigSpec{}.kubelet_root_dir) {
+    errors.push_back({"spec.kubeletRootDir",
+                      "KMM mounts /var/lib/kubelet/device-plugins itself, so the device plugin it "
+                      "runs cannot use another kubelet root: use driverMode preinstalled, or "
+                      "allocation dra"});
   }
   if (!s.image_repo_secret.empty() && !IsDns1123Subdomain(s.image_repo_secret)) {
     errors.push_back({"spec.imageRepoSecret.name", "is not a valid Secret name"});

@@ -71,6 +71,9 @@ struct DeviceConfigSpec {
   std::string node_agent_image;   // ours; defaulted by the operator (OperatorSettings)
   std::string image_repo_secret;  // LocalObjectReference name; "" = none
   std::map<std::string, std::string> selector;  // equality match; empty = every node
+  // The kubelet's --root-dir on the selected nodes: where device-plugin and DRA sockets, the
+  // PodResources socket and the DRA checkpoint live (k0s, MicroK8s and others move it).
+  std::string kubelet_root_dir = "/var/lib/kubelet";
   bool use_in_tree_drivers = false;  // upstream field; accepted, has no effect (see README)
   UpgradePolicy upgrade;
 };

@@ -5,6 +5,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
+#include "absl/strings/str_split.h"
 
 namespace neuron::op {
 namespace {
@@ -59,6 +60,16 @@ bool IsImageReference(absl::string_view image) {
   for (char c : image) {
     const auto u = static_cast<unsigned char>(c);
     if (absl::ascii_isspace(u) || u < 0x20 || u == 0x7f) return false;
+  }
+  return true;
+}
+
+bool IsKubeletRootDir(absl::string_view path) {
+  constexpr size_t kMaxPath = 4096;  // PATH_MAX
+  if (path.size() < 2 || path.size() > kMaxPath || path.front() != '/') return false;
+  if (!IsImageReference(path)) return false;  // whitespace or control characters
+  for (absl::string_view part : absl::StrSplit(path.substr(1), '/')) {
+    if (part == "." || part == "..") return false;
   }
   return true;
 }

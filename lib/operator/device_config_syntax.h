@@ -19,6 +19,9 @@ bool IsDns1123Subdomain(absl::string_view s);
 bool IsDns1035Label(absl::string_view s);
 // Non-empty, no whitespace or control characters (a pod would never pull it).
 bool IsImageReference(absl::string_view image);
+// An absolute directory other than "/", at most 4096 characters, with no "." or ".." component
+// and no whitespace or control characters: a hostPath the kubelet's sockets live under.
+bool IsKubeletRootDir(absl::string_view path);
 // The reference ends in a tag (repo:tag), not a digest and not a bare repository: KMM appends
 // "-$KERNEL_VERSION" to the driver image, which only works on a tag.
 bool HasImageTag(absl::string_view image);

@@ -122,7 +122,9 @@ TEST_CASE("the schema holds every spec field the operator reads, with the seed's
                         "driverMode", "useInTreeDrivers", "driversImage", "driverVersion",
                         "devicePluginImage", "customSchedulerImage", "schedulerExtensionImage",
                         "draDriverImage", "nodeMetricsImage", "nodeAgentImage", "imageRepoSecret",
-                        "selector", "upgradePolicy", "allocation", "dra"});
+                        "selector", "upgradePolicy", "allocation", "dra", "kubeletRootDir"});
+  CHECK(props["kubeletRootDir"]["type"] == "string");
+  CHECK(props["kubeletRootDir"]["default"] == "/var/lib/kubelet");
   CHECK(props["allocation"]["enum"] == json{"devicePlugin", "dra", "mixed"});
   CHECK_FALSE(props["allocation"].contains("default"));  // unset: draDriverImage may decide
   for (const char* f : {"partitionableDevices", "deviceTaints", "extendedResource"}) {

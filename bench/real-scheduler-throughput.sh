@@ -4,6 +4,7 @@
 # CI: it needs that cluster running (cluster-1.34.sh start) and a release build (make build).
 #
 #   NODES=5000 PODS=2000 ROUNDS=2 bench/real-scheduler-throughput.sh
+#   PRIORITIZE=0 ...   the extender config without prioritizeVerb (what that round trip costs)
 #
 # The controller-manager is stopped for the run (the synthetic nodes have no kubelet, so it
 # would taint them unreachable) and restarted after, with the cluster's own scheduler. Each
@@ -47,8 +48,7 @@ YAML
 extenders:
 - urlPrefix: http://127.0.0.1:12345
   filterVerb: filter
-  prioritizeVerb: prioritize
-  weight: 5
+$( [ "${PRIORITIZE:-1}" = 1 ] && printf '  prioritizeVerb: prioritize\n  weight: 5' )
   bindVerb: bind
   nodeCacheCapable: true
   httpTimeout: 10s

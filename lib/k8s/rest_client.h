@@ -43,6 +43,9 @@ struct WatchOptions {
   std::string resource_version{};  // resume point
   bool allow_bookmarks = true;
   int timeout_seconds = 0;  // 0 = none (server default)
+  // The parts of each event's object the reader needs (as ListOptions::keep): events are built
+  // only that far. Must keep metadata.resourceVersion for a reflector to resume. Null: whole.
+  const JsonKeep* keep = nullptr;
 };
 
 enum class PatchType { kMerge, kJsonPatch, kStrategicMerge, kApply };

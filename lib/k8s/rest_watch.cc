@@ -20,7 +20,7 @@ absl::Status RestClient::Watch(const ResourceRef& ref, const std::string& ns,
   if (opts.allow_bookmarks) add("allowWatchBookmarks", "true");
   if (opts.timeout_seconds > 0) add("timeoutSeconds", absl::StrCat(opts.timeout_seconds));
 
-  WatchDecoder decoder;
+  WatchDecoder decoder = opts.keep != nullptr ? WatchDecoder(*opts.keep) : WatchDecoder();
   std::vector<WatchEvent> events;
   absl::Status stream_status;  // error found while decoding / in an ERROR event
   auto on_data = [&](absl::string_view chunk) -> bool {

@@ -20,8 +20,31 @@ const char* WatchEventTypeName(WatchEventType t) {
   return "?";
 }
 
-absl::Status DecodeWatchEvent(absl::string_view line, WatchEvent& out) {
-  auto j = nlohmann::json::parse(line.begin(), line.end(), nullptr, false);
+namespace {
+
+nlohmann::json ParseWhole(absl::string_view line) {
+  return nlohmann::json::parse(line.begin(), line.end(), nullptr, false);
+}
+
+}  // namespace
+
+WatchDecoder::WatchDecoder(const JsonKeep& object_keep, size_t max_event_bytes)
+    : max_event_bytes_(max_event_bytes),
+      event_keep_(JsonKeep::Of({{"type"}, {"object", object_keep}})) {}
+
+absl::Status DecodeWatchEvent(absl::string_view line, WatchEvent& out, const JsonKeep* event_keep) {
+  nlohmann::json j;
+  if (event_keep != nullptr) {
+    absl::StatusOr<nlohmann::json> pruned =
+        ParsePruned(std::string_view(line.data(), line.size()), *event_keep);
+    if (!pruned.ok()) return absl::DataLossError("k8s watch: invalid JSON event");
+    j = std::move(*pruned);
+    // The object of an ERROR event is a Status, not the watched kind: keep all of it.
+    const nlohmann::json* type = j.is_object() ? &j["type"] : nullptr;
+    if (type != nullptr && type->is_string() && *type == "ERROR") j = ParseWhole(line);
+  } else {
+    j = ParseWhole(line);
+  }
   if (j.is_discarded()) return absl::DataLossError("k8s watch: invalid JSON event");
   if (!j.is_object() || !j.contains("type") || !j["type"].is_string()) {
     return absl::DataLossError("k8s watch: event without a type");
@@ -54,7 +77,8 @@ absl::Status WatchDecoder::DecodeLine(absl::string_view line, std::vector<WatchE
   while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.remove_suffix(1);
   if (line.empty()) return absl::OkStatus();
   WatchEvent ev;
-  if (absl::Status s = DecodeWatchEvent(line, ev); !s.ok()) return s;
+  const JsonKeep* keep = event_keep_ ? &*event_keep_ : nullptr;
+  if (absl::Status s = DecodeWatchEvent(line, ev, keep); !s.ok()) return s;
   out.push_back(std::move(ev));
   return absl::OkStatus();
 }

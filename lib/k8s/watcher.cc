@@ -78,6 +78,7 @@ absl::Status Reflector::WatchOnce() {
   wo.resource_version = last_resource_version();
   wo.allow_bookmarks = true;
   wo.timeout_seconds = RandomTimeoutSeconds();
+  wo.keep = sink_.ListedFields();  // events arrive in the shape the list gave
   ++watches_;
   return client_.Watch(
       ref_, ns_, wo,

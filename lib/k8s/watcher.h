@@ -39,8 +39,10 @@ class ReflectorSink {
   // Called on each listed item as its page arrives (before OnReplace), so large lists can be
   // trimmed page by page instead of being held whole. Default: keep as is.
   virtual void TransformListed(nlohmann::json& /*item*/) {}
-  // Optional: the parts of each listed object this sink reads. Listed pages are then scanned
-  // and each item built only that far (RestClient ListOptions::keep). Null: whole objects.
+  // Optional: the parts of each object this sink reads (metadata.resourceVersion among them).
+  // Listed pages and watch events are then scanned and each object built only that far
+  // (ListOptions::keep, WatchOptions::keep): OnEvent sees objects in the listed shape. Null:
+  // whole objects.
   virtual const JsonKeep* ListedFields() const { return nullptr; }
   // A full list: the complete current state (items already passed through TransformListed).
   virtual void OnReplace(std::vector<nlohmann::json> items,

@@ -13,6 +13,8 @@
 namespace neuron::k8s {
 namespace {
 
+using nlohmann::json;
+
 std::string Ev(const std::string& type, const std::string& name, int rv) {
   return nlohmann::json{
              {"type", type},
@@ -41,6 +43,40 @@ TEST_CASE("watch decoder: any chunking yields the same events", "[watch]") {
     CHECK(out[3].object["metadata"]["resourceVersion"] == "4");
     CHECK(d.buffered() == 0);
   }
+}
+
+TEST_CASE("watch decoder with a keep: objects in the listed shape, ERROR kept whole", "[watch]") {
+  const JsonKeep keep = JsonKeep::Of({{"metadata", JsonKeep::Of({{"name"}, {"resourceVersion"}})},
+                                      {"spec", JsonKeep::Of({{"nodeName"}})}});
+  json pod = {{"kind", "Pod"},
+              {"metadata",
+               {{"name", "a"}, {"resourceVersion", "7"}, {"managedFields", json::array({1, 2})}}},
+              {"spec", {{"nodeName", "n1"}, {"containers", json::array({{{"name", "c"}}})}}},
+              {"status", {{"phase", "Pending"}}}};
+  const json status = {
+      {"kind", "Status"}, {"code", 410}, {"reason", "Expired"}, {"message", "too old"}};
+  const std::string stream = json{{"type", "MODIFIED"}, {"object", pod}}.dump() + "\n" +
+                             json{{"type", "ERROR"}, {"object", status}}.dump() + "\n";
+  for (size_t chunk : {size_t{1}, size_t{7}, stream.size()}) {
+    WatchDecoder d(keep);
+    std::vector<WatchEvent> out;
+    for (size_t i = 0; i < stream.size(); i += chunk) {
+      REQUIRE(d.Feed(absl::string_view(stream).substr(i, chunk), out).ok());
+    }
+    REQUIRE(out.size() == 2);
+    CHECK(out[0].type == WatchEventType::kModified);
+    CHECK(out[0].object == json{{"metadata", {{"name", "a"}, {"resourceVersion", "7"}}},
+                                {"spec", {{"nodeName", "n1"}}}});
+    CHECK(out[1].type == WatchEventType::kError);
+    CHECK(out[1].object == status);  // the Status's code and message, not a Pod's fields
+  }
+  // Pruning never makes bad input good.
+  WatchDecoder bad(keep);
+  std::vector<WatchEvent> out;
+  CHECK(bad.Feed("{\"type\":\"ADDED\",\"object\":{\"metadata\":}\n", out).code() ==
+        absl::StatusCode::kDataLoss);
+  WatchDecoder untyped(keep);
+  CHECK(!untyped.Feed("{\"object\":{}}\n", out).ok());
 }
 
 TEST_CASE("watch decoder: invalid input is an error that sticks", "[watch]") {

@@ -12,6 +12,7 @@
 #include "lib/agent/collector.h"
 #include "lib/agent/inventory_json.h"
 #include "lib/agent/node_labels.h"
+#include "lib/base/startup_pages.h"
 #include "lib/base/status_macros.h"
 #include "lib/base/stop.h"
 #include "lib/httpserver/gzip.h"
@@ -210,6 +211,11 @@ void App::Stop() {
 absl::Status App::Run(absl::Notification& stop) {
   NEURON_RETURN_IF_ERROR(Start());
   spdlog::info("node agent ready port={} node={}", state_->http.port(), state_->options.node_name);
+  // Started and serving: the library pages only start-up touched are cold
+  // (lib/base/startup_pages.h).
+  const ReleasedPages released = ReleaseStartupPages();
+  spdlog::debug("released start-up pages mappings={} supported={}", released.mappings,
+                released.supported);
   stop.WaitForNotification();
   spdlog::info("node agent stopping");
   Stop();

@@ -98,13 +98,12 @@ def watch_binds(total, resource_version, bound_at, done):
 def run(pods, label, command, timeout):
     call("POST", "/api/v1/namespaces", {"metadata": {"name": NS}})
     post_all(f"/api/v1/namespaces/{NS}/pods", [pending_pod(i) for i in range(pods)])
-    status, body = call("GET", f"/api/v1/namespaces/{NS}/pods?limit=1")
+    _, body = call("GET", f"/api/v1/namespaces/{NS}/pods?limit=1")
     rv = json.loads(body)["metadata"]["resourceVersion"]
     bound_at, done = {}, threading.Event()
     threading.Thread(target=watch_binds, args=(pods, rv, bound_at, done), daemon=True).start()
     time.sleep(0.5)
     sched = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=open(f"/tmp/{label}-scheduler.log", "w"))
-    cpu0 = os.times()
     done.wait(timeout)
     sched.send_signal(signal.SIGTERM)
     sched.wait(30)

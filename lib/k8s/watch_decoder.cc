@@ -40,8 +40,7 @@ absl::Status DecodeWatchEvent(absl::string_view line, WatchEvent& out, const Jso
     if (!pruned.ok()) return absl::DataLossError("k8s watch: invalid JSON event");
     j = std::move(*pruned);
     // The object of an ERROR event is a Status, not the watched kind: keep all of it.
-    const nlohmann::json* type = j.is_object() ? &j["type"] : nullptr;
-    if (type != nullptr && type->is_string() && *type == "ERROR") j = ParseWhole(line);
+    if (j.is_object() && j.value("type", nlohmann::json()) == "ERROR") j = ParseWhole(line);
   } else {
     j = ParseWhole(line);
   }

@@ -157,6 +157,8 @@ TEST_CASE("a bind costs kube-scheduler one API request", "[extender][api]") {
   auto app = StartApp(c);
   // The watch has shown the pending pod: bind needs nothing more from the API.
   REQUIRE(Eventually([&] { return app->view().Pending("ml/one").has_value(); }));
+  // Ready means listed; the two watch requests may still be on their way. Count after them.
+  REQUIRE(Eventually([&] { return c.server.OpenWatches() == 2; }));
   const std::string uid = c.GetPod("ml", "one")["metadata"]["uid"];
   const size_t before = c.server.RequestCount("", "");
   json args = json::parse(BindArgs("ml", "one", "trn1-b"));

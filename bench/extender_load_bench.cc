@@ -36,6 +36,7 @@
 #include "httplib.h"
 #include "lib/base/json_scanner.h"
 #include "lib/k8s/informer.h"
+#include "lib/k8s/object_fields.h"
 #include "lib/k8s/resource.h"
 #include "lib/k8s/rest_client.h"
 #include "lib/k8s/transport.h"
@@ -90,8 +91,8 @@ double InformerSyncSeconds(int port, size_t* nodes, size_t* pods) {
   neuron::k8s::RestClient client(*transport);
   neuron::k8s::Informer ni(client, neuron::k8s::resources::kNodes);
   neuron::k8s::Informer pi(client, neuron::k8s::resources::kPods);
-  ni.SetTransform(neuron::k8s::TrimObject);
-  pi.SetTransform(neuron::k8s::TrimObject);
+  ni.SetFields(neuron::k8s::WithoutBookkeeping());
+  pi.SetFields(neuron::k8s::WithoutBookkeeping());
   const absl::Time start = absl::Now();
   ni.Start();
   pi.Start();

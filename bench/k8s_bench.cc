@@ -19,6 +19,7 @@
 #include "absl/time/clock.h"
 #include "benchmark/benchmark.h"
 #include "lib/k8s/informer.h"
+#include "lib/k8s/object_fields.h"
 #include "lib/k8s/watch_decoder.h"
 
 namespace neuron::k8s {
@@ -135,21 +136,16 @@ int FreePort() {
   return ntohs(a.sin_port);
 }
 
-// Keeps what the scheduler extender / device plugin need from a Pod.
-void TrimPod(json& o) {
-  TrimObject(o);
-  json& m = o["metadata"];
-  m.erase("ownerReferences");
-  json slim = {{"metadata", m},
-               {"spec", {{"nodeName", o["spec"].value("nodeName", "")}}},
-               {"status", {{"phase", o["status"].value("phase", "")}}}};
-  json containers = json::array();
-  for (const auto& c : o["spec"].value("containers", json::array())) {
-    containers.push_back(
-        {{"name", c.value("name", "")}, {"resources", c.value("resources", json::object())}});
-  }
-  slim["spec"]["containers"] = std::move(containers);
-  o = std::move(slim);
+// What the scheduler extender / device plugin read of a Pod.
+const JsonKeep& PodEssentials() {
+  static const JsonKeep* keep = new JsonKeep(JsonKeep::Of({
+      IdentityMetadata({{"labels"}, {"annotations"}}),
+      {"spec",
+       JsonKeep::Of({{"nodeName"},
+                     {"containers", JsonKeep::EachItem(JsonKeep::Of({{"name"}, {"resources"}}))}})},
+      {"status", JsonKeep::Of({{"phase"}})},
+  }));
+  return *keep;
 }
 
 void BM_InformerMemory(benchmark::State& state) {
@@ -194,8 +190,8 @@ void BM_InformerMemory(benchmark::State& state) {
     const long before = RssKiB();
     Informer nodes(client, {"", "v1", "nodes", false}, "");
     Informer pods(client, resources::kPods, "");
-    nodes.SetTransform(TrimObject);
-    pods.SetTransform(TrimPod);
+    nodes.SetFields(WithoutBookkeeping());
+    pods.SetFields(PodEssentials());
     (void)pods.AddIndexer("node", IndexByNodeName);
     const absl::Time t0 = absl::Now();
     nodes.Start();

@@ -54,6 +54,12 @@ bool ReadPruned(JsonScanner& s, const JsonKeep& keep, json* out) {
 JsonKeep::Member::Member(std::string n, JsonKeep k)
     : name(std::move(n)), keep(std::make_shared<const JsonKeep>(std::move(k))) {}
 
+JsonKeep::Member JsonKeep::Member::Drop(std::string n) {
+  Member m(std::move(n));
+  m.keep = nullptr;
+  return m;
+}
+
 JsonKeep::Member JsonKeep::Member::Prefix(std::string prefix, JsonKeep k) {
   Member m(std::move(prefix), std::move(k));
   m.prefix = true;
@@ -63,15 +69,23 @@ JsonKeep::Member JsonKeep::Member::Prefix(std::string prefix, JsonKeep k) {
 bool JsonKeep::Whole() const { return members.empty() && !items; }
 
 const JsonKeep* JsonKeep::Find(std::string_view name) const {
+  static const JsonKeep kWhole;
   for (const Member& m : members) {  // a handful per level: a scan beats a tree
     if (m.prefix ? name.substr(0, m.name.size()) == m.name : name == m.name) return m.keep.get();
   }
-  return nullptr;
+  return others ? &kWhole : nullptr;
 }
 
 JsonKeep JsonKeep::Of(std::vector<Member> m) {
   JsonKeep k;
   k.members = std::move(m);
+  return k;
+}
+
+JsonKeep JsonKeep::AllBut(std::vector<Member> m) {
+  JsonKeep k;
+  k.members = std::move(m);
+  k.others = true;
   return k;
 }
 

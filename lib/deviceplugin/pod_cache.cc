@@ -4,76 +4,18 @@
 #include <algorithm>
 #include <tuple>
 
+#include "lib/assignment/annotations.h"
+#include "lib/k8s/object_fields.h"
 #include "lib/k8s/resource.h"
 
 namespace neuron::deviceplugin {
-namespace {
-
-constexpr char kNeuronResourcePrefix[] = "aws.amazon.com/neuron";
-
-// Only the aws.amazon.com/neuron* entries of a requests/limits map.
-nlohmann::json NeuronQuantities(const nlohmann::json& quantities) {
-  nlohmann::json out = nlohmann::json::object();
-  if (!quantities.is_object()) return out;
-  for (const auto& [k, v] : quantities.items()) {
-    if (k.rfind(kNeuronResourcePrefix, 0) == 0) out[k] = v;
-  }
-  return out;
-}
-
-// The containers of `list` that ask for Neuron resources, each trimmed to name + resources.
-nlohmann::json TrimContainers(const nlohmann::json& list) {
-  nlohmann::json out = nlohmann::json::array();
-  if (!list.is_array()) return out;
-  for (const nlohmann::json& c : list) {
-    if (!c.is_object()) continue;
-    const nlohmann::json res = c.value("resources", nlohmann::json::object());
-    if (!res.is_object()) continue;
-    nlohmann::json trimmed = nlohmann::json::object();
-    for (const char* field : {"requests", "limits"}) {
-      auto it = res.find(field);
-      if (it == res.end()) continue;
-      nlohmann::json q = NeuronQuantities(*it);
-      if (!q.empty()) trimmed[field] = std::move(q);
-    }
-    if (trimmed.empty()) continue;
-    nlohmann::json name = "";
-    if (auto it = c.find("name"); it != c.end() && it->is_string()) name = *it;
-    out.push_back({{"name", std::move(name)}, {"resources", std::move(trimmed)}});
-  }
-  return out;
-}
-
-}  // namespace
-
-void TrimPod(nlohmann::json& pod) {
-  if (!pod.is_object()) return;
-  nlohmann::json out = nlohmann::json::object();
-  for (const char* field : {"apiVersion", "kind"}) {
-    if (pod.contains(field)) out[field] = std::move(pod[field]);
-  }
-  auto meta = pod.find("metadata");
-  if (meta != pod.end() && meta->is_object()) {
-    nlohmann::json m = nlohmann::json::object();
-    for (const char* field : {"name", "namespace", "uid", "resourceVersion", "annotations"}) {
-      auto it = meta->find(field);
-      if (it != meta->end()) m[field] = std::move(*it);
-    }
-    out["metadata"] = std::move(m);
-  }
-  auto spec = pod.find("spec");
-  if (spec != pod.end() && spec->is_object()) {
-    nlohmann::json s = nlohmann::json::object();
-    if (auto it = spec->find("nodeName"); it != spec->end()) s["nodeName"] = std::move(*it);
-    for (const char* field : {"containers", "initContainers"}) {
-      auto it = spec->find(field);
-      if (it == spec->end()) continue;
-      nlohmann::json c = TrimContainers(*it);
-      if (!c.empty()) s[field] = std::move(c);
-    }
-    out["spec"] = std::move(s);
-  }
-  pod = std::move(out);
+const JsonKeep& PodCacheFields() {
+  static const JsonKeep* keep = new JsonKeep(JsonKeep::Of({k8s::IdentityMetadata(
+      {{"annotations", JsonKeep::Of({{assignment::kAnnotationIds},
+                                     {assignment::kAnnotationType},
+                                     {assignment::kAnnotationAllocated},
+                                     {assignment::kAnnotationAllocTime}})}})}));
+  return *keep;
 }
 
 PodAnnotations PodAnnotationsOf(const nlohmann::json& pod) {
@@ -97,7 +39,7 @@ CachedPodDirectory::CachedPodDirectory(std::shared_ptr<k8s::RestClient> client,
     : client_(std::move(client)), direct_(client_, node_name) {
   opts.field_selector = "spec.nodeName=" + node_name;
   informer_ = std::make_unique<k8s::Informer>(*client_, k8s::resources::kPods, "", opts);
-  informer_->SetTransform(TrimPod);
+  informer_->SetFields(PodCacheFields());
 }
 
 CachedPodDirectory::~CachedPodDirectory() { Stop(); }

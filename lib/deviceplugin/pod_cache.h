@@ -1,7 +1,8 @@
 // File: lib/deviceplugin/pod_cache.h
 // A watch-backed PodDirectory: a lib/k8s Informer on pods with field selector
-// spec.nodeName=<node>, each pod trimmed to what the handshake needs, so GetPreferredAllocation's
-// hint and the handshake's resync read a local cache instead of listing pods from the API.
+// spec.nodeName=<node>, each pod parsed only as far as the handshake reads it, so
+// GetPreferredAllocation's hint and the handshake's resync read a local cache instead of listing
+// pods from the API.
 //
 //   CachedPodDirectory pods(client, "node-a");
 //   pods.Start();
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "absl/time/time.h"
+#include "lib/base/json_prune.h"
 #include "lib/deviceplugin/handshake.h"
 #include "lib/deviceplugin/k8s_pod_directory.h"
 #include "lib/k8s/informer.h"
@@ -22,11 +24,9 @@
 
 namespace neuron::deviceplugin {
 
-// Trims a pod in place to metadata{name, namespace, uid, resourceVersion, annotations},
-// spec.nodeName and, for containers and initContainers that request or limit an
-// aws.amazon.com/neuron* resource, their name and those requests/limits only. (resourceVersion
-// stays: the store uses it to tell changed objects after a relist.)
-void TrimPod(nlohmann::json& pod);
+// What the cache keeps of a pod: its identity (resourceVersion too: the store tells changed
+// objects by it after a relist) and the handshake's annotation keys; nothing else is read.
+const JsonKeep& PodCacheFields();
 
 // metadata.namespace/name and the string-valued annotations of a pod object.
 PodAnnotations PodAnnotationsOf(const nlohmann::json& pod);

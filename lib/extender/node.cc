@@ -185,40 +185,4 @@ const JsonKeep& NodeFields() {
   return *keep;
 }
 
-void TrimNode(json& node) {
-  if (!node.is_object()) return;
-  json out = json::object();
-  if (const json* md = Member(node, "metadata"); md && md->is_object()) {
-    json m = json::object();
-    for (const char* k : {"name", "uid", "resourceVersion"}) {
-      if (const json* v = Member(*md, k)) m[k] = *v;
-    }
-    if (const json* labels = Member(*md, "labels"); labels && labels->is_object()) {
-      json l = json::object();
-      for (const auto& [k, v] : labels->items()) {
-        if (k == kInstanceTypeLabel || k == kInstanceTypeBetaLabel || k.rfind(kNfdPrefix, 0) == 0) {
-          l[k] = v;
-        }
-      }
-      m["labels"] = std::move(l);
-    }
-    out["metadata"] = std::move(m);
-  }
-  if (const json* st = Member(node, "status"); st && st->is_object()) {
-    json s = json::object();
-    for (const char* list : {"allocatable", "capacity"}) {
-      const json* l = Member(*st, list);
-      if (!l || !l->is_object()) continue;
-      // Keep the list even when it has none of ours: ParseNode reads a missing capacity as
-      // "use allocatable", an empty one as zero (found by extender_codec_fuzz).
-      s[list] = json::object();
-      for (const char* r : {assignment::kNeuronResource, assignment::kNeuronCoreResource}) {
-        if (const json* q = Member(*l, r)) s[list][r] = *q;
-      }
-    }
-    out["status"] = std::move(s);
-  }
-  node = std::move(out);
-}
-
 }  // namespace neuron::extender

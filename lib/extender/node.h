@@ -48,9 +48,6 @@ NodeInfo ParseNode(const nlohmann::json& node);
 // The parts of a Node that ParseNode reads (for pruned list parsing; lib/base/json_prune.h).
 const JsonKeep& NodeFields();
 
-// Shrinks a Node object in place to what ParseNode reads.
-void TrimNode(nlohmann::json& node);
-
 // Shared, cached model of `shape` at `lnc` (0 = family default); null on an unsupported LNC.
 std::shared_ptr<const ShapeModel> ModelFor(const topology::Shape& shape, int lnc);
 

@@ -171,48 +171,4 @@ const JsonKeep& PodFields() {
   return *keep;
 }
 
-void TrimPod(json& pod) {
-  if (!pod.is_object()) return;
-  json out = json::object();
-  if (const json* md = Member(pod, "metadata"); md && md->is_object()) {
-    json m = json::object();
-    for (const char* k : {"name", "namespace", "uid", "resourceVersion"}) {
-      if (const json* v = Member(*md, k)) m[k] = *v;
-    }
-    if (const json* ann = Member(*md, "annotations"); ann && ann->is_object()) {
-      json a = json::object();
-      for (const char* k : {assignment::kAnnotationIds, assignment::kAnnotationType,
-                            assignment::kAnnotationAllocated}) {
-        if (const json* v = Member(*ann, k)) a[k] = *v;
-      }
-      if (!a.empty()) m["annotations"] = std::move(a);
-    }
-    out["metadata"] = std::move(m);
-  }
-  if (const json* spec = Member(pod, "spec"); spec && spec->is_object()) {
-    json s = json::object();
-    if (const json* v = Member(*spec, "nodeName")) s["nodeName"] = *v;
-    for (const char* list : {"containers", "initContainers"}) {
-      const json* cs = Member(*spec, list);
-      if (!cs || !cs->is_array()) continue;
-      json trimmed = json::array();
-      for (const json& c : *cs) {
-        json t = json::object();
-        if (const json* r = Member(c, "resources")) t["resources"] = *r;
-        if (const json* rp = Member(c, "restartPolicy")) t["restartPolicy"] = *rp;
-        trimmed.push_back(std::move(t));
-      }
-      s[list] = std::move(trimmed);
-    }
-    // Most pods hold no Neuron resource: keep only where they run, which is all we need.
-    absl::StatusOr<NeuronRequest> r = EffectiveRequest(s);
-    if (!r.ok() || !r->Any()) s.erase("containers"), s.erase("initContainers");
-    out["spec"] = std::move(s);
-  }
-  if (const json* st = Member(pod, "status"); st && st->is_object()) {
-    if (const json* ph = Member(*st, "phase")) out["status"] = {{"phase", *ph}};
-  }
-  pod = std::move(out);
-}
-
 }  // namespace neuron::extender

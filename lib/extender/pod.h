@@ -52,7 +52,4 @@ absl::StatusOr<PodInfo> ParsePod(const nlohmann::json& pod);
 // The parts of a Pod that ParsePod reads (for pruned list parsing; lib/base/json_prune.h).
 const JsonKeep& PodFields();
 
-// Shrinks a Pod object in place to what ParsePod reads (the informer caches this, not the pod).
-void TrimPod(nlohmann::json& pod);
-
 }  // namespace neuron::extender

@@ -5,24 +5,14 @@
 
 namespace neuron::k8s {
 
-void TrimObject(nlohmann::json& obj) {
-  if (!obj.is_object()) return;
-  auto m = obj.find("metadata");
-  if (m == obj.end() || !m->is_object()) return;
-  m->erase("managedFields");
-  auto a = m->find("annotations");
-  if (a != m->end() && a->is_object()) {
-    a->erase("kubectl.kubernetes.io/last-applied-configuration");
-    if (a->empty()) m->erase(a);
-  }
-}
-
 Informer::Informer(RestClient& client, ResourceRef ref, std::string ns, ReflectorOptions opts)
     : reflector_(client, std::move(ref), std::move(ns), std::move(opts), *this) {}
 
 Informer::~Informer() { Stop(); }
 
-void Informer::SetTransform(TransformFunc fn) { transform_ = std::move(fn); }
+void Informer::SetFields(JsonKeep fields) { fields_ = std::move(fields); }
+
+const JsonKeep* Informer::ListedFields() const { return fields_ ? &*fields_ : nullptr; }
 
 absl::Status Informer::AddIndexer(const std::string& name, IndexFunc fn) {
   return store_.AddIndexer(name, std::move(fn));
@@ -57,19 +47,10 @@ bool Informer::WaitForSync(absl::Duration timeout) const {
   return mu_.AwaitWithTimeout(absl::Condition(&synced), timeout);
 }
 
-ObjectPtr Informer::Prepare(nlohmann::json obj) {
-  if (transform_) transform_(obj);
-  return std::make_shared<const nlohmann::json>(std::move(obj));
-}
-
-void Informer::TransformListed(nlohmann::json& item) {
-  if (transform_) transform_(item);
-}
-
 void Informer::OnReplace(std::vector<nlohmann::json> items, const std::string& resource_version) {
   std::vector<ObjectPtr> objs;
   objs.reserve(items.size());
-  for (auto& item : items) {  // already transformed page by page
+  for (auto& item : items) {  // already pruned page by page
     objs.push_back(std::make_shared<const nlohmann::json>(std::move(item)));
   }
   items.clear();
@@ -95,14 +76,14 @@ void Informer::OnEvent(WatchEvent& ev) {
   absl::MutexLock lock(&mu_);
   if (ev.type == WatchEventType::kDeleted) {
     ObjectPtr gone = store_.Delete(ObjectKey(ev.object));
-    // Deleted object unknown to us: report what the server sent (trimmed).
-    if (!gone) gone = Prepare(std::move(ev.object));
+    // Deleted object unknown to us: report what the server sent (pruned as listed).
+    if (!gone) gone = std::make_shared<const nlohmann::json>(std::move(ev.object));
     for (const auto& h : handlers_) {
       if (h.on_delete) h.on_delete(gone);
     }
     return;
   }
-  ObjectPtr obj = Prepare(std::move(ev.object));
+  ObjectPtr obj = std::make_shared<const nlohmann::json>(std::move(ev.object));
   ObjectPtr old = store_.Upsert(obj);
   for (const auto& h : handlers_) {
     if (old) {

@@ -1,12 +1,14 @@
 // File: lib/k8s/informer.h
 // A shared informer: a Reflector (list + watch) feeding a thread-safe Store with indexes, an
-// optional transform that trims objects before caching (drop managedFields etc.), and event
-// handlers. A relist (after 410) replaces the store and emits exactly the adds, updates and
-// deletes that the client missed, so no change is lost.
+// optional field list (JsonKeep) that trims objects as they are parsed, on list and watch
+// alike, so what is not read is never built, and event handlers. A relist (after 410)
+// replaces the store and emits exactly the adds, updates and deletes that the client missed,
+// so no change is lost.
 #pragma once
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -14,6 +16,7 @@
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "lib/base/json_prune.h"
 #include "lib/k8s/rest_client.h"
 #include "lib/k8s/store.h"
 #include "lib/k8s/watcher.h"
@@ -26,19 +29,14 @@ struct EventHandler {
   std::function<void(const ObjectPtr&)> on_delete;
 };
 
-// Mutates an object in place before it is cached.
-using TransformFunc = std::function<void(nlohmann::json&)>;
-
-// Removes metadata.managedFields and the last-applied-configuration annotation.
-void TrimObject(nlohmann::json& obj);
-
 class Informer : private ReflectorSink {
  public:
   Informer(RestClient& client, ResourceRef ref, std::string ns = "", ReflectorOptions opts = {});
   ~Informer() override;  // stops
 
-  // Configure before Start().
-  void SetTransform(TransformFunc fn);
+  // Configure before Start(). `fields` must keep metadata's name, namespace and
+  // resourceVersion (IdentityMetadata in lib/k8s/object_fields.h); default: whole objects.
+  void SetFields(JsonKeep fields);
   absl::Status AddIndexer(const std::string& name, IndexFunc fn);
   // May be called at any time; a late handler first gets on_add for every cached object.
   // Handlers run on the informer thread, one at a time: keep them short (enqueue work).
@@ -54,13 +52,12 @@ class Informer : private ReflectorSink {
   Reflector& reflector() { return reflector_; }
 
  private:
-  void TransformListed(nlohmann::json& item) override;
+  const JsonKeep* ListedFields() const override;
   void OnReplace(std::vector<nlohmann::json> items, const std::string& resource_version) override;
   void OnEvent(WatchEvent& ev) override;
-  ObjectPtr Prepare(nlohmann::json obj);
 
   Store store_;
-  TransformFunc transform_{};
+  std::optional<JsonKeep> fields_;
   Reflector reflector_;
   mutable absl::Mutex mu_;  // serialises handler calls with handler registration
   std::vector<EventHandler> handlers_ ABSL_GUARDED_BY(mu_);

@@ -7,6 +7,7 @@
 #include "absl/strings/str_split.h"
 #include "lib/base/json_access.h"
 #include "lib/k8s/errors.h"
+#include "lib/k8s/object_fields.h"
 #include "spdlog/spdlog.h"
 
 namespace neuron::op {
@@ -23,16 +24,14 @@ const json& LabelsOf(const json& obj) {
 // Nodes are cached as identity, labels and taints only: 5,000 full Node objects would be most
 // of the operator's memory; the selector reads labels, driver upgrades labels and taints, and
 // events name the node.
-void KeepNodeEssentials(json& node) {
-  json slim = {{"apiVersion", "v1"},
-               {"kind", "Node"},
-               {"metadata",
-                {{"name", StringAt(node, {"metadata", "name"})},
-                 {"uid", StringAt(node, {"metadata", "uid"})},
-                 {"resourceVersion", StringAt(node, {"metadata", "resourceVersion"})},
-                 {"labels", LabelsOf(node)}}}};
-  if (const json* taints = MemberAt(node, {"spec", "taints"})) slim["spec"]["taints"] = *taints;
-  node = std::move(slim);
+const JsonKeep& NodeEssentials() {
+  static const JsonKeep* keep = new JsonKeep(JsonKeep::Of({
+      {"apiVersion"},
+      {"kind"},
+      k8s::IdentityMetadata({{"labels"}}),
+      {"spec", JsonKeep::Of({{"taints"}})},
+  }));
+  return *keep;
 }
 
 }  // namespace
@@ -52,14 +51,14 @@ void Controller::Start() {
   if (started_) return;
   started_ = true;
   configs_ = std::make_unique<k8s::Informer>(client_, DeviceConfigRef(), "");
-  configs_->SetTransform(k8s::TrimObject);
+  configs_->SetFields(k8s::WithoutBookkeeping());
   configs_->AddEventHandler(
       {[this](const k8s::ObjectPtr& o) { Enqueue(k8s::ObjectKey(*o)); },
        [this](const k8s::ObjectPtr&, const k8s::ObjectPtr& o) { Enqueue(k8s::ObjectKey(*o)); },
        [this](const k8s::ObjectPtr& o) { Enqueue(k8s::ObjectKey(*o)); }});
 
   nodes_ = std::make_unique<k8s::Informer>(client_, k8s::resources::kNodes, "");
-  nodes_->SetTransform(KeepNodeEssentials);
+  nodes_->SetFields(NodeEssentials());
   nodes_->AddEventHandler({[this](const k8s::ObjectPtr& n) { EnqueueMatching(LabelsOf(*n)); },
                            [this](const k8s::ObjectPtr& old_n, const k8s::ObjectPtr& n) {
                              // Only label changes move the set or an upgrade (KMM's
@@ -84,7 +83,7 @@ void Controller::Start() {
   ropts.label_selector = absl::StrCat(kManagedByLabel, "=", kManagedByValue);
   for (const k8s::ResourceRef& ref : owned) {
     auto inf = std::make_unique<k8s::Informer>(client_, ref, "", ropts);
-    inf->SetTransform(k8s::TrimObject);
+    inf->SetFields(k8s::WithoutBookkeeping());
     inf->AddEventHandler(
         {[this](const k8s::ObjectPtr& o) { EnqueueOwner(o); },
          [this](const k8s::ObjectPtr&, const k8s::ObjectPtr& o) { EnqueueOwner(o); },

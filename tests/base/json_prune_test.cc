@@ -45,6 +45,25 @@ TEST_CASE("pruned parse: prefixes, whole values, mismatched types", "[json_prune
   CHECK(*whole == json::parse(kPod));
 }
 
+TEST_CASE("AllBut keeps everything except what it drops", "[json_prune]") {
+  using Member = JsonKeep::Member;
+  const JsonKeep keep = JsonKeep::AllBut(
+      {{"metadata", JsonKeep::AllBut({Member::Drop("labels"),
+                                      {"annotations", JsonKeep::AllBut({Member::Drop("drop")})}})},
+       Member::Drop("status")});
+  auto j = ParsePruned(kPod, keep);
+  REQUIRE(j.ok());
+  json want = json::parse(kPod);
+  want.erase("status");
+  want["metadata"].erase("labels");
+  want["metadata"]["annotations"].erase("drop");
+  CHECK(*j == want);
+  // An AllBut that drops nothing keeps the object whole.
+  auto whole = ParsePruned(kPod, JsonKeep::AllBut({}));
+  REQUIRE(whole.ok());
+  CHECK(*whole == json::parse(kPod));
+}
+
 TEST_CASE("pruned parse validates what it passes over", "[json_prune]") {
   const JsonKeep keep = JsonKeep::Of({{"a", {}}});
   for (const char* bad : {R"({"a":1,"b":[1,}})", R"({"a":1,"b":tru})", R"({"a":1} x)",

@@ -1,29 +1,55 @@
 // File: tests/fuzz/deviceplugin_pod_fuzz.cc
-// Fuzzes what the pod cache does to objects from the API server (TrimPod, PodAnnotationsOf):
-// never throw or crash on any JSON, trimming is idempotent and keeps the annotations.
+// Fuzzes what the pod cache does to objects from the API server (PodCacheFields, PodAnnotationsOf):
+// never throw or crash on any input; a pod pruned to the cache's fields says the same about
+// its identity and the handshake's keys as the whole pod, and pruning again changes nothing.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <string>
+#include <string_view>
 
+#include "lib/assignment/annotations.h"
+#include "lib/base/json_prune.h"
 #include "lib/deviceplugin/pod_cache.h"
 #include "nlohmann/json.hpp"
 
+namespace {
+
+using neuron::deviceplugin::PodAnnotations;
+
+bool SameHandshake(const PodAnnotations& whole, const PodAnnotations& pruned) {
+  if (whole.ns != pruned.ns || whole.name != pruned.name) return false;
+  for (const char* key :
+       {neuron::assignment::kAnnotationIds, neuron::assignment::kAnnotationType,
+        neuron::assignment::kAnnotationAllocated, neuron::assignment::kAnnotationAllocTime}) {
+    auto w = whole.annotations.find(key);
+    auto p = pruned.annotations.find(key);
+    if ((w == whole.annotations.end()) != (p == pruned.annotations.end())) return false;
+    if (w != whole.annotations.end() && w->second != p->second) return false;
+  }
+  return pruned.annotations.size() <= 4;
+}
+
+}  // namespace
+
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  using neuron::ParsePruned;
   using neuron::deviceplugin::PodAnnotationsOf;
-  using neuron::deviceplugin::TrimPod;
-  const std::string input(reinterpret_cast<const char*>(data), size);
-  nlohmann::json pod = nlohmann::json::parse(input, nullptr, false);
-  if (pod.is_discarded()) return 0;
-  const neuron::deviceplugin::PodAnnotations before = PodAnnotationsOf(pod);
-  TrimPod(pod);
-  const neuron::deviceplugin::PodAnnotations after = PodAnnotationsOf(pod);
-  if (after.ns != before.ns || after.name != before.name ||
-      after.annotations != before.annotations) {
+  using neuron::deviceplugin::PodCacheFields;
+  const std::string_view input(reinterpret_cast<const char*>(data), size);
+  auto pruned = ParsePruned(input, PodCacheFields());
+  if (!pruned.ok()) return 0;  // refused with a status: fine
+  const nlohmann::json whole = nlohmann::json::parse(input, nullptr, false);
+  if (!whole.is_discarded() && !SameHandshake(PodAnnotationsOf(whole), PodAnnotationsOf(*pruned))) {
     std::abort();
   }
-  nlohmann::json again = pod;
-  TrimPod(again);
-  if (again != pod) std::abort();
+  std::string text;
+  try {
+    text = pruned->dump();
+  } catch (const nlohmann::json::type_error&) {
+    return 0;  // invalid UTF-8 the scanner passed through: not re-encodable, not our concern here
+  }
+  auto again = ParsePruned(text, PodCacheFields());
+  if (!again.ok() || *again != *pruned) std::abort();
   return 0;
 }

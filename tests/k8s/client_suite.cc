@@ -10,6 +10,7 @@
 #include "lib/k8s/errors.h"
 #include "lib/k8s/events.h"
 #include "lib/k8s/informer.h"
+#include "lib/k8s/object_fields.h"
 #include "tests/fakes/fake_clock.h"
 
 namespace neuron::k8s::suite {
@@ -319,7 +320,7 @@ void InformerBasics(RestClient& c, const std::string& ns) {
   const RunLabel run;
   REQUIRE(c.Create(kConfigMaps, ns, ConfigMap("i1", {{"k", "v"}}, With(run, {{"app", "x"}}))).ok());
   Informer inf(c, kConfigMaps, ns, {.label_selector = run.Selector()});
-  inf.SetTransform(TrimObject);
+  inf.SetFields(WithoutBookkeeping());
   REQUIRE(inf.AddIndexer("app",
                          [](const json& o) -> std::vector<std::string> {
                            const auto& l = o["metadata"].value("labels", json::object());

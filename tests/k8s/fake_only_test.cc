@@ -15,6 +15,7 @@
 #include "lib/k8s/exec_credential.h"
 #include "lib/k8s/informer.h"
 #include "lib/k8s/leader_election.h"
+#include "lib/k8s/object_fields.h"
 #include "tests/fakes/apiserver/fake_apiserver.h"
 #include "tests/fakes/fake_clock.h"
 #include "tests/k8s/test_util.h"
@@ -168,6 +169,43 @@ TEST_CASE("informer: 410 (HTTP) after missed changes relists with the right delt
   // The informer keeps watching after the relist.
   REQUIRE(env.client->Create(kConfigMaps, "ns", Cm("e", "1")).ok());
   CHECK(WaitFor([&] { return view.Snapshot().count("e") == 1; }));
+}
+
+TEST_CASE("informer: objects are pruned to its fields on list and on watch alike", "[fake]") {
+  Env env;
+  auto with_bookkeeping = [](const std::string& name) {
+    json cm = Cm(name, "1");
+    cm["metadata"]["managedFields"] = json::array({{{"manager", "kubectl"}}});
+    cm["metadata"]["annotations"] = {{"kubectl.kubernetes.io/last-applied-configuration", "{}"},
+                                     {"team", "ml"}};
+    return cm;
+  };
+  REQUIRE(env.client->Create(kConfigMaps, "ns", with_bookkeeping("listed")).ok());
+  Informer inf(*env.client, kConfigMaps, "ns", FastReflector());
+  inf.SetFields(WithoutBookkeeping());
+  inf.Start();
+  REQUIRE(inf.WaitForSync(absl::Seconds(20)));
+  REQUIRE(env.client->Create(kConfigMaps, "ns", with_bookkeeping("watched")).ok());
+  REQUIRE(WaitFor([&] { return inf.store().Get("ns/watched") != nullptr; }));
+  for (const char* key : {"ns/listed", "ns/watched"}) {
+    CAPTURE(key);
+    const ObjectPtr o = inf.store().Get(key);
+    REQUIRE(o != nullptr);
+    CHECK_FALSE((*o)["metadata"].contains("managedFields"));
+    CHECK((*o)["metadata"]["annotations"] == json{{"team", "ml"}});
+    CHECK((*o)["data"] == json{{"v", "1"}});
+    CHECK_FALSE((*o)["metadata"].value("resourceVersion", "").empty());
+  }
+  // A narrower list: identity only.
+  Informer names(*env.client, kConfigMaps, "ns", FastReflector());
+  names.SetFields(JsonKeep::Of({IdentityMetadata()}));
+  names.Start();
+  REQUIRE(names.WaitForSync(absl::Seconds(20)));
+  const ObjectPtr o = names.store().Get("ns/listed");
+  REQUIRE(o != nullptr);
+  CHECK_FALSE(o->contains("data"));
+  CHECK((*o)["metadata"]["name"] == "listed");
+  CHECK_FALSE((*o)["metadata"].contains("annotations"));
 }
 
 TEST_CASE("informer: in-stream 410 ERROR events under churn lose nothing", "[fake]") {

@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
-# make lint: clang-format check, the const-json index check (scripts/check_const_json_index.py),
-# then clang-tidy-14 with .clang-tidy over the release build's compile_commands.json. Only our
-# sources (lib/ cmd/ tests/ bench/), not generated protobuf.
+# make lint: clang-format check, the function-length check (scripts/check_function_length.py),
+# the const-json index check (scripts/check_const_json_index.py), then clang-tidy-14 with
+# .clang-tidy over the release build's compile_commands.json. Only our sources (lib/ cmd/
+# tests/ bench/), not generated protobuf.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
 JOBS=${JOBS:-$(nproc)}
 
 git ls-files '*.cc' '*.h' | xargs clang-format --dry-run -Werror
+# Functions over 60 lines in lib/ and cmd/ say why, or are split.
+python3 scripts/check_function_length.py lib cmd
 
 [ -f "$BUILD/compile_commands.json" ] || cmake --preset release >/dev/null
 # Sources include the generated protobuf headers: they must exist before clang-tidy parses them.
@@ -34,5 +37,5 @@ run-clang-tidy-14 -p "$BUILD" -j "$JOBS" -quiet "${checks[@]}" -extra-arg=-Wthre
   grep -v "warnings generated"
 rc=${PIPESTATUS[0]}
 set -e
-[ "$rc" -eq 0 ] && echo "lint: clang-format, const json index and clang-tidy clean"
+[ "$rc" -eq 0 ] && echo "lint: clang-format, function length, const json index and clang-tidy clean"
 exit "$rc"

@@ -23,32 +23,22 @@ int Fail(const std::string& msg) {
   return 2;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  neuron::InitProcess();
-  absl::Notification& stop = neuron::ShutdownOnSignals();  // before any thread starts
-  neuron::deviceplugin::AppOptions opts;
+// Flags read as text, turned into options by ApplyFlags.
+struct TextFlags {
+  std::string api = "device-plugin";
   std::string resources = "neuron,neuroncore";
   std::string numbering = "container";
   std::string emulate_driver = "current";
   std::string log_level = "info";
   bool log_json = false;
-  std::string api = "device-plugin";
-  neuron::dra::DraAppOptions dra_opts;
+};
 
-  neuron::FlagSet flags(
-      "neuron-device-plugin",
-      "Kubelet device plugin (API v1beta1) for AWS Neuron: advertises aws.amazon.com/neuron "
-      "(devices) and\naws.amazon.com/neuroncore (logical NeuronCores) with health and NUMA "
-      "topology, allocates topology-aware\nsets, and re-registers when the kubelet restarts. "
-      "Serves Prometheus /metrics on --metrics-listen.\nWith --api=dra: the kubelet plugin of the "
-      "DRA driver neuron.aws.com instead (registration + "
-      "DRAPlugin v1/v1beta1).");
-  flags.String("api", &api,
+void DefineFlags(neuron::FlagSet& flags, neuron::deviceplugin::AppOptions& opts,
+                 neuron::dra::DraAppOptions& dra, TextFlags& f) {
+  flags.String("api", &f.api,
                "Kubelet API to serve: device-plugin (v1beta1 device plugin) or dra (kubelet "
                "plugin of the DRA driver neuron.aws.com; DRAPlugin v1 and v1beta1).");
-  neuron::cmd::AddDraFlags(flags, dra_opts);
+  neuron::cmd::AddDraFlags(flags, dra);
   flags.String("device-plugin-dir", &opts.plugin_dir,
                "Kubelet device-plugin directory (kubelet.sock and our endpoint sockets).");
   flags.String("host-root", &opts.host_root, "Where the host's / is mounted (sysfs and /dev).");
@@ -56,7 +46,7 @@ int main(int argc, char** argv) {
                "Emulate this instance type (e.g. trn1.32xlarge) in a generated sysfs tree.");
   flags.String("emulate-dir", &opts.emulate_dir,
                "Directory for the emulated tree (default: a temporary directory).");
-  flags.String("emulate-driver", &emulate_driver,
+  flags.String("emulate-driver", &f.emulate_driver,
                "Sysfs layout of the emulated driver: current (driver 2.31+) or legacy.");
   flags.Int("lnc", &opts.lnc,
             "Logical NeuronCore config (1 or 2); 0 = env NEURON_LOGICAL_NC_CONFIG, else "
@@ -68,9 +58,9 @@ int main(int argc, char** argv) {
                "KUBECONFIG");
   flags.String("pod-resources-socket", &opts.pod_resources_socket,
                "Kubelet PodResources API socket.");
-  flags.String("resources", &resources,
+  flags.String("resources", &f.resources,
                "Resources to serve: neuron (devices) and/or neuroncore (cores), comma-separated.");
-  flags.String("visible-cores-numbering", &numbering,
+  flags.String("visible-cores-numbering", &f.numbering,
                "NEURON_RT_VISIBLE_CORES numbering: container (0-based in the container) or host.");
   flags.Duration("poll-interval", &opts.poll_interval,
                  "How often devices are fully rescanned (sysfs): attributes, cores, presence.");
@@ -84,39 +74,73 @@ int main(int argc, char** argv) {
   flags.String("metrics-listen", &opts.metrics_listen,
                "host:port serving /metrics (Prometheus), /healthz and /readyz (200 once every "
                "resource is registered with the kubelet); empty = off.");
-  flags.String("log-level", &log_level, "trace, debug, info, warn, error, critical or off.");
-  flags.Bool("log-json", &log_json, "Log one JSON object per line.");
-  if (auto outcome = flags.Parse(argc, argv); outcome != neuron::FlagSet::kRun) {
-    return outcome == neuron::FlagSet::kHelp ? 0 : 2;
-  }
-  if (absl::Status s = neuron::InitLogging("neuron-device-plugin", log_level, log_json); !s.ok()) {
-    return Fail(std::string(s.message()));
-  }
-  if (api != "device-plugin" && api != "dra") {
-    return Fail("--api must be device-plugin or dra, got \"" + api + "\"");
+  flags.String("log-level", &f.log_level, "trace, debug, info, warn, error, critical or off.");
+  flags.Bool("log-json", &f.log_json, "Log one JSON object per line.");
+}
+
+// The text flags checked and applied to `opts`; InvalidArgument naming the flag otherwise.
+absl::Status ApplyFlags(const TextFlags& f, neuron::deviceplugin::AppOptions& opts) {
+  if (f.api != "device-plugin" && f.api != "dra") {
+    return absl::InvalidArgumentError("--api must be device-plugin or dra, got \"" + f.api + "\"");
   }
   if (!opts.metrics_listen.empty()) {
     auto addr = neuron::httpserver::ParseListenAddress(opts.metrics_listen);
-    if (!addr.ok()) return Fail("--metrics-listen: " + std::string(addr.status().message()));
+    if (!addr.ok()) {
+      return absl::InvalidArgumentError("--metrics-listen: " +
+                                        std::string(addr.status().message()));
+    }
   }
-  if (absl::Status s = neuron::inventory::ValidateLncFlag(opts.lnc); !s.ok()) {
-    return Fail(std::string(s.message()));
-  }
-  if (auto l = neuron::sysfs::ParseDriverLayout(emulate_driver)) {
+  if (absl::Status s = neuron::inventory::ValidateLncFlag(opts.lnc); !s.ok()) return s;
+  if (auto l = neuron::sysfs::ParseDriverLayout(f.emulate_driver)) {
     opts.emulate_driver = *l;
   } else {
-    return Fail("--emulate-driver must be current or legacy, got \"" + emulate_driver + "\"");
+    return absl::InvalidArgumentError("--emulate-driver must be current or legacy, got \"" +
+                                      f.emulate_driver + "\"");
   }
-  if (api == "dra") return neuron::cmd::RunDra(opts, std::move(dra_opts), stop);
-  auto parsed = neuron::assignment::ParseResourceList(resources);
-  if (!parsed.ok()) return Fail("--resources: " + std::string(parsed.status().message()));
+  if (f.api == "dra") return absl::OkStatus();  // the DRA flags are checked by RunDra
+  auto parsed = neuron::assignment::ParseResourceList(f.resources);
+  if (!parsed.ok()) {
+    return absl::InvalidArgumentError("--resources: " + std::string(parsed.status().message()));
+  }
   opts.resources = *parsed;
-  if (numbering == "host") {
+  if (f.numbering == "host") {
     opts.numbering = neuron::deviceplugin::CoreNumbering::kHost;
-  } else if (numbering != "container") {
-    return Fail("--visible-cores-numbering must be container or host, got \"" + numbering + "\"");
+  } else if (f.numbering != "container") {
+    return absl::InvalidArgumentError(
+        "--visible-cores-numbering must be container or host, got \"" + f.numbering + "\"");
   }
-  if (opts.plugin_dir.empty()) return Fail("--device-plugin-dir must not be empty");
+  if (opts.plugin_dir.empty()) {
+    return absl::InvalidArgumentError("--device-plugin-dir must not be empty");
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  neuron::InitProcess();
+  absl::Notification& stop = neuron::ShutdownOnSignals();  // before any thread starts
+  neuron::deviceplugin::AppOptions opts;
+  neuron::dra::DraAppOptions dra_opts;
+  TextFlags text;
+  neuron::FlagSet flags(
+      "neuron-device-plugin",
+      "Kubelet device plugin (API v1beta1) for AWS Neuron: advertises aws.amazon.com/neuron "
+      "(devices) and\naws.amazon.com/neuroncore (logical NeuronCores) with health and NUMA "
+      "topology, allocates topology-aware\nsets, and re-registers when the kubelet restarts. "
+      "Serves Prometheus /metrics on --metrics-listen.\nWith --api=dra: the kubelet plugin of the "
+      "DRA driver neuron.aws.com instead (registration + "
+      "DRAPlugin v1/v1beta1).");
+  DefineFlags(flags, opts, dra_opts, text);
+  if (auto outcome = flags.Parse(argc, argv); outcome != neuron::FlagSet::kRun) {
+    return outcome == neuron::FlagSet::kHelp ? 0 : 2;
+  }
+  if (absl::Status s = neuron::InitLogging("neuron-device-plugin", text.log_level, text.log_json);
+      !s.ok()) {
+    return Fail(std::string(s.message()));
+  }
+  if (absl::Status s = ApplyFlags(text, opts); !s.ok()) return Fail(std::string(s.message()));
+  if (text.api == "dra") return neuron::cmd::RunDra(opts, std::move(dra_opts), stop);
   neuron::deviceplugin::App app(opts);
   if (absl::Status s = app.Run(stop); !s.ok()) {
     spdlog::critical("neuron-device-plugin: {}", s.ToString());

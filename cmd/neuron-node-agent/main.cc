@@ -14,6 +14,7 @@
 #include "lib/sysfs/driver_layout.h"
 #include "spdlog/spdlog.h"
 
+// Long on purpose: flag declarations (each one line of --help), then checks and Run.
 int main(int argc, char** argv) {
   neuron::InitProcess();
   absl::Notification& shutdown = neuron::ShutdownOnSignals();  // before any thread starts

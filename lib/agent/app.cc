@@ -56,6 +56,93 @@ struct App::State {
 
   State(AgentOptions o, Clock& c) : options(std::move(o)), clock(c) {}
 
+  // The host's sysfs, or an emulated tree, and the watcher over it.
+  absl::Status OpenHost() {
+    root = options.host_root;
+    if (!options.emulate.empty()) {
+      auto emulated = inventory::PrepareEmulation(options.emulate, options.emulate_dir, options.lnc,
+                                                  options.emulate_driver);
+      if (!emulated.ok()) return emulated.status();
+      root = *emulated;
+      owns_root = options.emulate_dir.empty();
+      spdlog::info("emulating instance_type={} root={}", options.emulate, root);
+    }
+    fs = sysfs::MakeRootedFs(root);
+    inventory::WatcherOptions wopts;
+    wopts.interval = options.interval;
+    wopts.health_interval = options.health_interval;
+    wopts.healthy_after = options.healthy_after;
+    wopts.scan.node_name = options.node_name;
+    wopts.scan.instance_type = options.emulate;
+    wopts.scan.lnc = inventory::LncInputs::FromEnvironment(options.lnc);
+    watcher = std::make_unique<inventory::Watcher>(*fs, clock, wopts);
+    return absl::OkStatus();
+  }
+
+  // The agent's own metrics, beside the inventory's.
+  void RegisterSelfMetrics() {
+    scrape_duration =
+        &prometheus::BuildHistogram()
+             .Name("neuron_agent_scrape_duration_seconds")
+             .Help("Time to answer a /metrics request (the page is rendered once per scan).")
+             .Register(*registry)
+             .Add({}, prometheus::Histogram::BucketBoundaries{0.0005, 0.001, 0.0025, 0.005, 0.01,
+                                                              0.025, 0.1, 0.5});
+    scan_duration = &prometheus::BuildGauge()
+                         .Name("neuron_agent_scan_duration_seconds")
+                         .Help("Duration of the latest sysfs scan.")
+                         .Register(*registry)
+                         .Add({});
+    scans = &prometheus::BuildCounter()
+                 .Name("neuron_agent_scans_total")
+                 .Help("Sysfs scans performed.")
+                 .Register(*registry)
+                 .Add({});
+    label_errors = &prometheus::BuildCounter()
+                        .Name("neuron_agent_label_publish_errors_total")
+                        .Help("Failed writes of the NFD features file.")
+                        .Register(*registry)
+                        .Add({});
+  }
+
+  // /metrics (the page rendered per scan), /inventory and the health endpoints.
+  absl::Status Serve() {
+    http.Handle("GET", "/metrics", [this](const httpserver::Request& req) {
+      const absl::Time start = absl::Now();
+      httpserver::Response res;
+      res.content_type = metrics::kTextContentType;
+      {
+        absl::MutexLock lock(&page_mu);
+        if (httpserver::AcceptsGzip(req.Header("Accept-Encoding"))) {
+          res.gzip_body = page_gzip;
+        } else {
+          res.body = *page_text;
+        }
+      }
+      scrape_duration->Observe(absl::ToDoubleSeconds(absl::Now() - start));
+      return res;
+    });
+    http.Handle("GET", "/inventory", [this](const httpserver::Request&) {
+      return httpserver::Response::Json(200, InventoryJson(watcher->Current()));
+    });
+    httpserver::AddHealthEndpoints(http, [this] { return ready.load(); });
+    return http.Start(options.listen);
+  }
+
+  void StartPollers() {
+    poller = std::thread([this] {
+      while (!stop_polling.WaitForNotificationWithTimeout(options.interval)) PollOnce();
+    });
+    if (options.health_interval > absl::ZeroDuration()) {
+      // Re-renders /metrics when a fault changed the snapshot, so the next scrape shows it.
+      health_poller = std::thread([this] {
+        while (!stop_polling.WaitForNotificationWithTimeout(options.health_interval)) {
+          if (watcher->PollHealth()) RenderPage();
+        }
+      });
+    }
+  }
+
   void PublishLabels(const inventory::Inventory& inv) {
     if (options.features_dir.empty()) return;
     const absl::Status s =
@@ -99,48 +186,8 @@ App::~App() { Stop(); }
 
 absl::Status App::Start() {
   State& s = *state_;
-  s.root = s.options.host_root;
-  if (!s.options.emulate.empty()) {
-    auto root = inventory::PrepareEmulation(s.options.emulate, s.options.emulate_dir, s.options.lnc,
-                                            s.options.emulate_driver);
-    if (!root.ok()) return root.status();
-    s.root = *root;
-    s.owns_root = s.options.emulate_dir.empty();
-    spdlog::info("emulating instance_type={} root={}", s.options.emulate, s.root);
-  }
-  s.fs = sysfs::MakeRootedFs(s.root);
-  inventory::WatcherOptions wopts;
-  wopts.interval = s.options.interval;
-  wopts.health_interval = s.options.health_interval;
-  wopts.healthy_after = s.options.healthy_after;
-  wopts.scan.node_name = s.options.node_name;
-  wopts.scan.instance_type = s.options.emulate;
-  wopts.scan.lnc = inventory::LncInputs::FromEnvironment(s.options.lnc);
-  s.watcher = std::make_unique<inventory::Watcher>(*s.fs, s.clock, wopts);
-
-  s.scrape_duration =
-      &prometheus::BuildHistogram()
-           .Name("neuron_agent_scrape_duration_seconds")
-           .Help("Time to answer a /metrics request (the page is rendered once per scan).")
-           .Register(*s.registry)
-           .Add({}, prometheus::Histogram::BucketBoundaries{0.0005, 0.001, 0.0025, 0.005, 0.01,
-                                                            0.025, 0.1, 0.5});
-  s.scan_duration = &prometheus::BuildGauge()
-                         .Name("neuron_agent_scan_duration_seconds")
-                         .Help("Duration of the latest sysfs scan.")
-                         .Register(*s.registry)
-                         .Add({});
-  s.scans = &prometheus::BuildCounter()
-                 .Name("neuron_agent_scans_total")
-                 .Help("Sysfs scans performed.")
-                 .Register(*s.registry)
-                 .Add({});
-  s.label_errors = &prometheus::BuildCounter()
-                        .Name("neuron_agent_label_publish_errors_total")
-                        .Help("Failed writes of the NFD features file.")
-                        .Register(*s.registry)
-                        .Add({});
-
+  if (absl::Status st = s.OpenHost(); !st.ok()) return st;
+  s.RegisterSelfMetrics();
   s.watcher->Subscribe([&s](const inventory::Inventory& inv) {
     int healthy = 0;
     for (const auto& d : inv.devices) healthy += d.healthy ? 1 : 0;
@@ -158,38 +205,8 @@ absl::Status App::Start() {
       s.options.lnc != 0 && !inv.lnc_error.empty()) {
     return absl::InvalidArgumentError(inv.lnc_error);
   }
-  s.http.Handle("GET", "/metrics", [&s](const httpserver::Request& req) {
-    const absl::Time start = absl::Now();
-    httpserver::Response res;
-    res.content_type = metrics::kTextContentType;
-    {
-      absl::MutexLock lock(&s.page_mu);
-      if (httpserver::AcceptsGzip(req.Header("Accept-Encoding"))) {
-        res.gzip_body = s.page_gzip;
-      } else {
-        res.body = *s.page_text;
-      }
-    }
-    s.scrape_duration->Observe(absl::ToDoubleSeconds(absl::Now() - start));
-    return res;
-  });
-  s.http.Handle("GET", "/inventory", [&s](const httpserver::Request&) {
-    return httpserver::Response::Json(200, InventoryJson(s.watcher->Current()));
-  });
-  httpserver::AddHealthEndpoints(s.http, [&s] { return s.ready.load(); });
-  if (absl::Status st = s.http.Start(s.options.listen); !st.ok()) return st;
-
-  s.poller = std::thread([&s] {
-    while (!s.stop_polling.WaitForNotificationWithTimeout(s.options.interval)) s.PollOnce();
-  });
-  if (s.options.health_interval > absl::ZeroDuration()) {
-    // Re-renders /metrics when a fault changed the snapshot, so the next scrape shows it.
-    s.health_poller = std::thread([&s] {
-      while (!s.stop_polling.WaitForNotificationWithTimeout(s.options.health_interval)) {
-        if (s.watcher->PollHealth()) s.RenderPage();
-      }
-    });
-  }
+  if (absl::Status st = s.Serve(); !st.ok()) return st;
+  s.StartPollers();
   s.ready = true;
   return absl::OkStatus();
 }

@@ -41,17 +41,8 @@ void Push(std::vector<prometheus::MetricFamily>& out, FamilyBuilder& b) {
   if (!b.empty()) out.push_back(b.Build());
 }
 
-}  // namespace
-
-InventoryCollector::InventoryCollector(std::function<inventory::Inventory()> snapshot)
-    : snapshot_(std::move(snapshot)) {}
-
-std::vector<prometheus::MetricFamily> InventoryCollector::Collect() const {
-  return InventoryFamilies(snapshot_());
-}
-
-std::vector<prometheus::MetricFamily> InventoryFamilies(const inventory::Inventory& inv) {
-  std::vector<prometheus::MetricFamily> out;
+void AppendNodeFamilies(const inventory::Inventory& inv,
+                        std::vector<prometheus::MetricFamily>& out) {
   int present_devices = 0;
   for (const auto& d : inv.devices) present_devices += d.present ? 1 : 0;
 
@@ -84,94 +75,125 @@ std::vector<prometheus::MetricFamily> InventoryFamilies(const inventory::Invento
                             "Sysfs reads that failed or held garbled values.", MetricType::Counter);
   read_errors.Add({}, static_cast<double>(inv.read_errors));
   Push(out, read_errors);
+}
 
-  FamilyBuilder info("neuron_device_info",
-                     "Static facts about each Neuron device (value is always 1).",
-                     MetricType::Gauge);
-  FamilyBuilder healthy("neuron_device_healthy",
-                        "1 when the device is present, bound and free of new uncorrectable errors.",
-                        MetricType::Gauge);
-  FamilyBuilder hardware("neuron_device_hardware_errors_total",
-                         "Hardware error counters of the device (stats/hardware).",
-                         MetricType::Counter);
-  FamilyBuilder host_mem("neuron_device_host_memory_used_bytes",
-                         "Host memory used for the device, by category.", MetricType::Gauge);
-  FamilyBuilder power("neuron_device_power_utilization_ratio",
-                      "Average power utilization over the driver's last minute (0-1).",
-                      MetricType::Gauge);
-  FamilyBuilder status_total(
-      "neuron_core_execution_status_total",
-      "Executions by outcome since the driver loaded (stats/status/*/total).", MetricType::Counter);
-  FamilyBuilder status_present("neuron_core_execution_status_present",
-                               "Driver 'present' value of each execution outcome counter.",
-                               MetricType::Gauge);
-  FamilyBuilder mem_used("neuron_core_memory_used_bytes",
-                         "Device memory in use by the core, by category.", MetricType::Gauge);
-  FamilyBuilder mem_peak("neuron_core_memory_peak_bytes",
-                         "Peak device memory used by the core, by category.", MetricType::Gauge);
-  FamilyBuilder mem_total("neuron_core_memory_total_bytes",
-                          "Driver 'total' figure of device memory, by category.",
-                          MetricType::Gauge);
-  FamilyBuilder other_unknown("neuron_core_other_info_total",
-                              "Other driver counters of the core (stats/other_info).",
-                              MetricType::Counter);
-  std::vector<FamilyBuilder> other;
-  for (const auto& o : kOtherInfo) other.emplace_back(o.family, o.help, MetricType::Counter);
+// The per-device and per-core families, filled device by device.
+class DeviceFamilies {
+ public:
+  DeviceFamilies() {
+    for (const auto& o : kOtherInfo) other_.emplace_back(o.family, o.help, MetricType::Counter);
+  }
 
-  for (const auto& d : inv.devices) {
+  void Add(const inventory::Device& d) {
     const std::string dev = std::to_string(d.index);
-    info.Add({{"device", dev},
-              {"pci_address", d.pci_address},
-              {"device_id", DeviceIdHex(d.pci_device_id)},
-              {"family", d.model ? topology::FamilyName(d.model->family) : "unknown"}},
-             1);
-    healthy.Add({{"device", dev}}, d.healthy ? 1 : 0);
-    if (!d.present) continue;
+    info_.Add({{"device", dev},
+               {"pci_address", d.pci_address},
+               {"device_id", DeviceIdHex(d.pci_device_id)},
+               {"family", d.model ? topology::FamilyName(d.model->family) : "unknown"}},
+              1);
+    healthy_.Add({{"device", dev}}, d.healthy ? 1 : 0);
+    if (!d.present) return;
     for (const auto& [name, v] : d.hardware) {
-      hardware.Add({{"device", dev}, {"counter", name}}, static_cast<double>(v));
+      hardware_.Add({{"device", dev}, {"counter", name}}, static_cast<double>(v));
     }
     for (const auto& [cat, v] : d.host_mem) {
-      host_mem.Add({{"device", dev}, {"category", cat}}, static_cast<double>(v));
+      host_mem_.Add({{"device", dev}, {"category", cat}}, static_cast<double>(v));
     }
-    if (d.power_utilization) power.Add({{"device", dev}}, *d.power_utilization / 100.0);
-    for (const auto& c : d.cores) {
-      // Per neuron_coreM directory, i.e. per PHYSICAL core; `core` is M.
-      const std::string core = std::to_string(c.index);
-      for (const auto& [s, v] : c.status_total) {
-        status_total.Add({{"device", dev}, {"core", core}, {"status", s}}, static_cast<double>(v));
+    if (d.power_utilization) power_.Add({{"device", dev}}, *d.power_utilization / 100.0);
+    for (const auto& c : d.cores) AddCore(dev, c);
+  }
+
+  void AppendTo(std::vector<prometheus::MetricFamily>& out) {
+    for (FamilyBuilder* b :
+         {&info_, &healthy_, &hardware_, &host_mem_, &power_, &status_total_, &status_present_,
+          &mem_used_, &mem_peak_, &mem_total_, &other_unknown_}) {
+      Push(out, *b);
+    }
+    for (auto& b : other_) Push(out, b);
+  }
+
+ private:
+  // Per neuron_coreM directory, i.e. per PHYSICAL core; `core` is M.
+  void AddCore(const std::string& dev, const inventory::CoreStats& c) {
+    const std::string core = std::to_string(c.index);
+    for (const auto& [s, v] : c.status_total) {
+      status_total_.Add({{"device", dev}, {"core", core}, {"status", s}}, static_cast<double>(v));
+    }
+    for (const auto& [s, v] : c.status_present) {
+      status_present_.Add({{"device", dev}, {"core", core}, {"status", s}}, static_cast<double>(v));
+    }
+    for (const auto& [cat, m] : c.device_mem) {
+      mem_used_.Add({{"device", dev}, {"core", core}, {"category", cat}},
+                    static_cast<double>(m.present));
+      mem_peak_.Add({{"device", dev}, {"core", core}, {"category", cat}},
+                    static_cast<double>(m.peak));
+      mem_total_.Add({{"device", dev}, {"core", core}, {"category", cat}},
+                     static_cast<double>(m.total));
+    }
+    for (const auto& [name, v] : c.other_info) {
+      bool known = false;
+      for (size_t i = 0; i < std::size(kOtherInfo); ++i) {
+        if (name == kOtherInfo[i].driver_name) {
+          other_[i].Add({{"device", dev}, {"core", core}}, static_cast<double>(v));
+          known = true;
+        }
       }
-      for (const auto& [s, v] : c.status_present) {
-        status_present.Add({{"device", dev}, {"core", core}, {"status", s}},
+      if (!known) {
+        other_unknown_.Add({{"device", dev}, {"core", core}, {"name", name}},
                            static_cast<double>(v));
       }
-      for (const auto& [cat, m] : c.device_mem) {
-        mem_used.Add({{"device", dev}, {"core", core}, {"category", cat}},
-                     static_cast<double>(m.present));
-        mem_peak.Add({{"device", dev}, {"core", core}, {"category", cat}},
-                     static_cast<double>(m.peak));
-        mem_total.Add({{"device", dev}, {"core", core}, {"category", cat}},
-                      static_cast<double>(m.total));
-      }
-      for (const auto& [name, v] : c.other_info) {
-        bool known = false;
-        for (size_t i = 0; i < std::size(kOtherInfo); ++i) {
-          if (name == kOtherInfo[i].driver_name) {
-            other[i].Add({{"device", dev}, {"core", core}}, static_cast<double>(v));
-            known = true;
-          }
-        }
-        if (!known) {
-          other_unknown.Add({{"device", dev}, {"core", core}, {"name", name}},
-                            static_cast<double>(v));
-        }
-      }
     }
   }
-  for (FamilyBuilder* b : {&info, &healthy, &hardware, &host_mem, &power, &status_total,
-                           &status_present, &mem_used, &mem_peak, &mem_total, &other_unknown}) {
-    Push(out, *b);
-  }
-  for (auto& b : other) Push(out, b);
+
+  FamilyBuilder info_{"neuron_device_info",
+                      "Static facts about each Neuron device (value is always 1).",
+                      MetricType::Gauge};
+  FamilyBuilder healthy_{
+      "neuron_device_healthy",
+      "1 when the device is present, bound and free of new uncorrectable errors.",
+      MetricType::Gauge};
+  FamilyBuilder hardware_{"neuron_device_hardware_errors_total",
+                          "Hardware error counters of the device (stats/hardware).",
+                          MetricType::Counter};
+  FamilyBuilder host_mem_{"neuron_device_host_memory_used_bytes",
+                          "Host memory used for the device, by category.", MetricType::Gauge};
+  FamilyBuilder power_{"neuron_device_power_utilization_ratio",
+                       "Average power utilization over the driver's last minute (0-1).",
+                       MetricType::Gauge};
+  FamilyBuilder status_total_{
+      "neuron_core_execution_status_total",
+      "Executions by outcome since the driver loaded (stats/status/*/total).", MetricType::Counter};
+  FamilyBuilder status_present_{"neuron_core_execution_status_present",
+                                "Driver 'present' value of each execution outcome counter.",
+                                MetricType::Gauge};
+  FamilyBuilder mem_used_{"neuron_core_memory_used_bytes",
+                          "Device memory in use by the core, by category.", MetricType::Gauge};
+  FamilyBuilder mem_peak_{"neuron_core_memory_peak_bytes",
+                          "Peak device memory used by the core, by category.", MetricType::Gauge};
+  FamilyBuilder mem_total_{"neuron_core_memory_total_bytes",
+                           "Driver 'total' figure of device memory, by category.",
+                           MetricType::Gauge};
+  FamilyBuilder other_unknown_{"neuron_core_other_info_total",
+                               "Other driver counters of the core (stats/other_info).",
+                               MetricType::Counter};
+  std::vector<FamilyBuilder> other_;  // one per kOtherInfo entry, in its order
+};
+
+}  // namespace
+
+InventoryCollector::InventoryCollector(std::function<inventory::Inventory()> snapshot)
+    : snapshot_(std::move(snapshot)) {}
+
+std::vector<prometheus::MetricFamily> InventoryCollector::Collect() const {
+  return InventoryFamilies(snapshot_());
+}
+
+std::vector<prometheus::MetricFamily> InventoryFamilies(const inventory::Inventory& inv) {
+  std::vector<prometheus::MetricFamily> out;
+  AppendNodeFamilies(inv, out);
+  DeviceFamilies devices;
+  for (const auto& d : inv.devices) devices.Add(d);
+  devices.AppendTo(out);
   return out;
 }
 

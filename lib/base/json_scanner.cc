@@ -169,6 +169,8 @@ bool JsonScanner::NextItem() {
   return true;
 }
 
+// Long on purpose: the hot loop of every list and watch (runs of plain bytes, then one
+// branch per escape form); split, the fast path would be interleaved with calls.
 bool JsonScanner::ScanString(std::string_view* decoded, bool keep) {
   ++pos_;  // opening quote, checked by the caller
   const size_t start = pos_;

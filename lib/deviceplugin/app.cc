@@ -3,8 +3,11 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <functional>
 #include <memory>
+#include <optional>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
@@ -39,6 +42,109 @@ void StartMetricsServer(httpserver::HttpServer& http, const std::string& listen,
   spdlog::info("serving metrics listen={} port={}", listen, http.port());
 }
 
+// The pod handshake with the scheduler extender, when the API is reachable: pods of this node
+// cached from a watch (hints and resyncs read memory, not the API) and the Handshake over them.
+struct PodHandshake {
+  std::unique_ptr<CachedPodDirectory> pods;
+  std::unique_ptr<Handshake> handshake;  // null: no API access, handshake disabled
+};
+
+absl::StatusOr<PodHandshake> StartPodHandshake(const AppOptions& opts) {
+  absl::StatusOr<std::shared_ptr<k8s::RestClient>> api =
+      k8s::MakeClientIfConfigured(opts.kubeconfig);
+  if (!api.ok()) return api.status();
+  PodHandshake out;
+  if (*api == nullptr) {
+    spdlog::info("no kubeconfig and not in a cluster: pod handshake disabled");
+    return out;
+  }
+  if (opts.node_name.empty()) {
+    return absl::InvalidArgumentError("--node-name (or NODE_NAME) is required with API access");
+  }
+  out.pods = std::make_unique<CachedPodDirectory>(*api, opts.node_name);
+  out.pods->Start();
+  if (!out.pods->WaitForSync(opts.pod_cache_sync_timeout)) {
+    spdlog::warn("pod cache not synced yet node={} (listing from the API until it is)",
+                 opts.node_name);
+  }
+  const std::string socket = opts.pod_resources_socket;
+  out.handshake =
+      std::make_unique<Handshake>(*out.pods, [socket] { return ListPodHoldings(socket); });
+  return out;
+}
+
+// Reconciles the handshake every `interval`, and half a second after an Allocate (the kubelet
+// records the devices only after Allocate returns).
+class HandshakeLoop {
+ public:
+  HandshakeLoop(Handshake& handshake, absl::Duration interval)
+      : handshake_(handshake), interval_(interval) {}
+
+  void AfterAllocate() {
+    absl::MutexLock lock(&mu_);
+    due_ = std::min(due_, absl::Now() + absl::Milliseconds(500));
+  }
+
+  void Run(absl::Notification& stop) {
+    absl::Time next = absl::Now();
+    while (!stop.HasBeenNotified()) {
+      if (TakeDue() || absl::Now() >= next) {
+        if (absl::Status s = handshake_.Reconcile(); !s.ok()) {
+          spdlog::warn("pod handshake failed error=\"{}\"", std::string(s.message()));
+        }
+        next = absl::Now() + interval_;
+      }
+      stop.WaitForNotificationWithTimeout(absl::Milliseconds(100));
+    }
+  }
+
+ private:
+  bool TakeDue() {
+    absl::MutexLock lock(&mu_);
+    if (absl::Now() < due_) return false;
+    due_ = absl::InfiniteFuture();
+    return true;
+  }
+
+  Handshake& handshake_;
+  const absl::Duration interval_;
+  absl::Mutex mu_;
+  absl::Time due_ ABSL_GUARDED_BY(mu_) = absl::InfiniteFuture();
+};
+
+// One plugin endpoint (allocator + gRPC server) per resource the plugin advertises.
+struct Endpoints {
+  std::vector<std::unique_ptr<Allocator>> allocators;
+  std::vector<std::unique_ptr<PluginServer>> servers;
+  std::vector<PluginServer*> raw;
+};
+
+// What every endpoint shares.
+struct EndpointDeps {
+  InventorySource& source;
+  Handshake* handshake;  // null: no pod handshake
+  std::function<void()> on_allocated;
+  SiliconLedger* ledger;
+  PluginMetrics* metrics;
+};
+
+Endpoints MakeEndpoints(const AppOptions& opts, const AllocatorOptions& aopts,
+                        const EndpointDeps& deps) {
+  Endpoints e;
+  for (assignment::ResourceKind kind : opts.resources) {
+    e.allocators.push_back(std::make_unique<Allocator>(kind, aopts));
+    const std::string socket = (std::filesystem::path(opts.plugin_dir) /
+                                absl::StrCat("aws-", assignment::ShortName(kind), ".sock"))
+                                   .string();
+    e.servers.push_back(std::make_unique<PluginServer>(
+        *e.allocators.back(), deps.source, deps.handshake, socket, deps.on_allocated, deps.ledger));
+    e.servers.back()->set_metrics(deps.metrics);
+    deps.metrics->WatchDevices(*e.allocators.back(), deps.source);
+    e.raw.push_back(e.servers.back().get());
+  }
+  return e;
+}
+
 }  // namespace
 
 absl::Status App::Run(absl::Notification& stop) {
@@ -49,36 +155,11 @@ absl::Status App::Run(absl::Notification& stop) {
   inventory::Watcher& watcher = *(*host)->watcher;
   InventorySource source(watcher);
 
-  // Pod handshake (optional).
-  absl::StatusOr<std::shared_ptr<k8s::RestClient>> api =
-      k8s::MakeClientIfConfigured(opts_.kubeconfig);
-  if (!api.ok()) return api.status();
-  std::unique_ptr<CachedPodDirectory> pods;
-  std::unique_ptr<Handshake> handshake;
-  if (*api == nullptr) spdlog::info("no kubeconfig and not in a cluster: pod handshake disabled");
-  if (*api != nullptr) {
-    if (opts_.node_name.empty()) {
-      return absl::InvalidArgumentError("--node-name (or NODE_NAME) is required with API access");
-    }
-    // Pods of this node, cached from a watch: hints and resyncs read memory, not the API.
-    pods = std::make_unique<CachedPodDirectory>(*api, opts_.node_name);
-    pods->Start();
-    if (!pods->WaitForSync(opts_.pod_cache_sync_timeout)) {
-      spdlog::warn("pod cache not synced yet node={} (listing from the API until it is)",
-                   opts_.node_name);
-    }
-    const std::string socket = opts_.pod_resources_socket;
-    handshake = std::make_unique<Handshake>(*pods, [socket] { return ListPodHoldings(socket); });
-  }
-  absl::Mutex hs_mu;
-  absl::Time hs_due = absl::InfiniteFuture();
-  auto on_allocated = [&] {
-    absl::MutexLock lock(&hs_mu);
-    // The kubelet records the devices after Allocate returns: look a moment later.
-    hs_due = std::min(hs_due, absl::Now() + absl::Milliseconds(500));
-  };
+  absl::StatusOr<PodHandshake> hs = StartPodHandshake(opts_);
+  if (!hs.ok()) return hs.status();
+  std::optional<HandshakeLoop> hs_loop;
+  if (hs->handshake) hs_loop.emplace(*hs->handshake, opts_.handshake_interval);
 
-  // Endpoints, one per resource.
   AllocatorOptions aopts;
   aopts.numbering = opts_.numbering;
   if (!opts_.emulate.empty()) {
@@ -91,55 +172,25 @@ absl::Status App::Run(absl::Notification& stop) {
   const std::string pr_socket = opts_.pod_resources_socket;
   SiliconLedger ledger([pr_socket] { return ListPodHoldings(pr_socket); }, Clock::Real());
   PluginMetrics metrics(opts_.resources);  // outlives the servers, which count into it
-  std::vector<std::unique_ptr<Allocator>> allocators;
-  std::vector<std::unique_ptr<PluginServer>> servers;
-  std::vector<PluginServer*> raw;
-  for (assignment::ResourceKind kind : opts_.resources) {
-    allocators.push_back(std::make_unique<Allocator>(kind, aopts));
-    const std::string socket = (std::filesystem::path(opts_.plugin_dir) /
-                                absl::StrCat("aws-", assignment::ShortName(kind), ".sock"))
-                                   .string();
-    servers.push_back(std::make_unique<PluginServer>(*allocators.back(), source, handshake.get(),
-                                                     socket, on_allocated, &ledger));
-    servers.back()->set_metrics(&metrics);
-    metrics.WatchDevices(*allocators.back(), source);
-    raw.push_back(servers.back().get());
-  }
-  source.Subscribe([&raw] {
-    for (PluginServer* s : raw) s->NotifyChanged();
+  auto on_allocated = [&hs_loop] {
+    if (hs_loop) hs_loop->AfterAllocate();
+  };
+  Endpoints endpoints =
+      MakeEndpoints(opts_, aopts, {source, hs->handshake.get(), on_allocated, &ledger, &metrics});
+  source.Subscribe([&endpoints] {
+    for (PluginServer* s : endpoints.raw) s->NotifyChanged();
   });
 
   // Rescans every poll_interval, checks health every health_interval (the first rescan in
   // Run repeats the one above: harmless, and it catches what changed since).
   std::thread poller([&] { watcher.Run(stop); });
   std::thread handshaker;
-  if (handshake) {
-    handshaker = std::thread([&] {
-      absl::Time next = absl::Now();
-      while (!stop.HasBeenNotified()) {
-        bool due = absl::Now() >= next;
-        {
-          absl::MutexLock lock(&hs_mu);
-          if (absl::Now() >= hs_due) {
-            due = true;
-            hs_due = absl::InfiniteFuture();
-          }
-        }
-        if (due) {
-          if (absl::Status s = handshake->Reconcile(); !s.ok()) {
-            spdlog::warn("pod handshake failed error=\"{}\"", std::string(s.message()));
-          }
-          next = absl::Now() + opts_.handshake_interval;
-        }
-        stop.WaitForNotificationWithTimeout(absl::Milliseconds(100));
-      }
-    });
-  }
+  if (hs_loop) handshaker = std::thread([&] { hs_loop->Run(stop); });
 
   ManagerOptions mopts;
   mopts.plugin_dir = opts_.plugin_dir;
   mopts.metrics = &metrics;
-  PluginManager manager(raw, mopts);
+  PluginManager manager(endpoints.raw, mopts);
   httpserver::ServerOptions hopts;
   hopts.threads = 2;  // a scrape every few seconds at most
   httpserver::HttpServer http(hopts);
@@ -149,7 +200,7 @@ absl::Status App::Run(absl::Notification& stop) {
   http.Stop();
   poller.join();
   if (handshaker.joinable()) handshaker.join();
-  if (pods) pods->Stop();
+  if (hs->pods) hs->pods->Stop();
   spdlog::info("device plugin stopped");
   return status;
 }

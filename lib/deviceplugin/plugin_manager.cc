@@ -82,6 +82,8 @@ void PluginManager::CheckSockets(std::vector<Endpoint>& eps) {
   }
 }
 
+// Long on purpose: the registration state machine's loop (start, register, watch the
+// kubelet socket, re-register) with its states spelled out where they change.
 absl::Status PluginManager::Run(absl::Notification& stop) {
   std::error_code ec;
   std::filesystem::create_directories(opts_.plugin_dir, ec);

@@ -122,6 +122,7 @@ DraApp::DraApp(DraAppOptions opts) : opts_(std::move(opts)) {
   if (opts_.version.empty()) opts_.version = NEURON_DRA_VERSION;
 }
 
+// Long on purpose: start-up and shutdown in the order each part depends on the other.
 absl::Status DraApp::Run(absl::Notification& stop) {
   LogConfig(opts_);
   absl::Status status = CheckOptions(opts_);

@@ -94,6 +94,69 @@ std::shared_ptr<const ShapeModel> ModelFor(const topology::Shape& shape, int lnc
   return slot;
 }
 
+namespace {
+
+// The instance type a Node's labels name, well-known label first, then its beta twin, then
+// NFD's; null when none names a known shape. `source` says which kind of label it was.
+const topology::Shape* ShapeFromLabels(const json& labels, std::string& source) {
+  const std::string nfd_type = std::string(kNfdPrefix) + "-instance-type";
+  for (const auto& [label, from] :
+       {std::pair<std::string, const char*>{kInstanceTypeLabel, "instance-type"},
+        {kInstanceTypeBetaLabel, "instance-type"},
+        {nfd_type, "nfd"}}) {
+    const std::string t = StringMember(labels, label);
+    if (t.empty()) continue;
+    if (const topology::Shape* shape = topology::FindShape(t)) {
+      source = from;
+      return shape;
+    }
+  }
+  return nullptr;
+}
+
+// The node's LNC: its label, else what the device plugin's capacity implies (it advertises
+// physical cores / LNC per device), else 0 (the family's default).
+int LncOf(const json& labels, const topology::Shape& shape, int64_t cap_devices,
+          int64_t cap_cores) {
+  int lnc = 0;
+  if (std::string l = StringMember(labels, kLncLabel); !l.empty()) {
+    return absl::SimpleAtoi(l, &lnc) ? lnc : 0;
+  }
+  if (cap_cores <= 0 || cap_devices != shape.devices) return 0;
+  std::optional<topology::DeviceModel> dm = topology::ModelForPciDevice(shape.pci_device_id);
+  if (!dm || !dm->lnc_capable) return 0;
+  const int64_t physical = int64_t{dm->physical_cores} * shape.devices;
+  if (cap_cores * 2 == physical) return 2;
+  if (cap_cores == physical) return 1;
+  return 0;
+}
+
+// A node of no known shape: a chain of devices counted from the NFD labels, else from what
+// the device plugin advertises; null (and `source` cleared) when neither says.
+std::shared_ptr<const ShapeModel> ChainFromCounts(const json& labels, int64_t cap_devices,
+                                                  int64_t cap_cores, std::string& source) {
+  const std::string nfd = kNfdPrefix;
+  int64_t devices = -1, cores = -1;
+  if (absl::SimpleAtoi(StringMember(labels, nfd + "-device-count"), &devices) && devices > 0) {
+    if (!absl::SimpleAtoi(StringMember(labels, nfd + "-core-count"), &cores)) cores = -1;
+    source = "nfd";
+  } else if (cap_devices > 0) {
+    devices = cap_devices;
+    cores = cap_cores;
+    source = "capacity";
+  }
+  if (devices <= 0 || devices > topology::kMaxDevices) {
+    source.clear();
+    return nullptr;
+  }
+  // No Neuron device has more than 8 cores; anything else in a label is not to be trusted.
+  const int64_t per = cores > 0 && cores % devices == 0 ? cores / devices : 1;
+  const int cpd = per >= 1 && per <= 8 ? static_cast<int>(per) : 1;
+  return ChainModel(static_cast<int>(devices), cpd);
+}
+
+}  // namespace
+
 NodeInfo ParseNode(const json& node) {
   NodeInfo info;
   static const json kEmpty = json::object();
@@ -111,60 +174,12 @@ NodeInfo ParseNode(const json& node) {
   const int64_t cap_devices = Count(cap ? cap : alloc, assignment::kNeuronResource);
   const int64_t cap_cores = Count(cap ? cap : alloc, assignment::kNeuronCoreResource);
 
-  const std::string nfd = kNfdPrefix;
-  const topology::Shape* shape = nullptr;
-  if (std::string t = StringMember(labels, kInstanceTypeLabel); !t.empty()) {
-    shape = topology::FindShape(t);
-    if (shape) info.source = "instance-type";
-  }
-  if (!shape) {
-    if (std::string t = StringMember(labels, kInstanceTypeBetaLabel); !t.empty()) {
-      shape = topology::FindShape(t);
-      if (shape) info.source = "instance-type";
-    }
-  }
-  if (!shape) {
-    if (std::string t = StringMember(labels, nfd + "-instance-type"); !t.empty()) {
-      shape = topology::FindShape(t);
-      if (shape) info.source = "nfd";
-    }
-  }
-  if (shape) {
-    int lnc = 0;
-    if (std::string l = StringMember(labels, kLncLabel); !l.empty()) {
-      if (!absl::SimpleAtoi(l, &lnc)) lnc = 0;
-    } else if (cap_cores > 0 && cap_devices == shape->devices) {
-      // The device plugin advertises physical cores / LNC per device.
-      std::optional<topology::DeviceModel> dm = topology::ModelForPciDevice(shape->pci_device_id);
-      if (dm && dm->lnc_capable && cap_cores * 2 == int64_t{dm->physical_cores} * shape->devices) {
-        lnc = 2;
-      } else if (dm && dm->lnc_capable &&
-                 cap_cores == int64_t{dm->physical_cores} * shape->devices) {
-        lnc = 1;
-      }
-    }
-    info.shape = ModelFor(*shape, lnc);
+  if (const topology::Shape* shape = ShapeFromLabels(labels, info.source)) {
+    info.shape = ModelFor(*shape, LncOf(labels, *shape, cap_devices, cap_cores));
     if (!info.shape) info.shape = ModelFor(*shape, 0);
     return info;
   }
-  // No known shape: counts from the NFD labels, else from what the device plugin advertises.
-  int64_t devices = -1, cores = -1;
-  if (absl::SimpleAtoi(StringMember(labels, nfd + "-device-count"), &devices) && devices > 0) {
-    if (!absl::SimpleAtoi(StringMember(labels, nfd + "-core-count"), &cores)) cores = -1;
-    info.source = "nfd";
-  } else if (cap_devices > 0) {
-    devices = cap_devices;
-    cores = cap_cores;
-    info.source = "capacity";
-  }
-  if (devices <= 0 || devices > topology::kMaxDevices) {
-    info.source.clear();
-    return info;
-  }
-  // No Neuron device has more than 8 cores; anything else in a label is not to be trusted.
-  const int64_t per = cores > 0 && cores % devices == 0 ? cores / devices : 1;
-  const int cpd = per >= 1 && per <= 8 ? static_cast<int>(per) : 1;
-  info.shape = ChainModel(static_cast<int>(devices), cpd);
+  info.shape = ChainFromCounts(labels, cap_devices, cap_cores, info.source);
   return info;
 }
 

@@ -104,25 +104,7 @@ absl::StatusOr<Inventory> Scanner::Scan(bool rescan_pci) {
     ReportError(sf::kNeuronClassDir, indices.status());
     return indices.status();
   }
-  if (!have_pci_ || rescan_pci || *indices != last_indices_) {
-    auto pci = sf::ListNeuronPciDevices(fs_);
-    if (pci.ok()) {
-      pci_ = *std::move(pci);
-      have_pci_ = true;
-    } else if (absl::IsNotFound(pci.status())) {
-      pci_.clear();  // no PCI bus visible at this root: driver data only
-      have_pci_ = true;
-      if (warned_.insert("sys/bus/pci").second) {
-        spdlog::warn("no PCI bus under host root, PCI identity unknown error=\"{}\"",
-                     std::string(pci.status().message()));
-      }
-    } else {
-      ReportError("sys/bus/pci", pci.status());
-      have_pci_ = false;  // keep the previous list, retry next scan
-    }
-    pci_of_index_ = sf::MapDevicesToPci(fs_, *indices, pci_);
-    last_indices_ = *indices;
-  }
+  RefreshPci(*indices, rescan_pci);
 
   Inventory inv;
   inv.node_name = opts_.node_name;
@@ -131,91 +113,120 @@ absl::StatusOr<Inventory> Scanner::Scan(bool rescan_pci) {
   }
   sf::DriverLayout layout_seen = sf::DriverLayout::kCurrent;
   for (int index : *indices) {
-    const std::string dir = sf::NeuronDeviceDir(index);
-    const std::optional<sf::DriverLayout> detected = sf::DetectDriverLayout(fs_, index);
-    if (!detected && !fs_.Exists(dir)) continue;  // vanished between listing and reading
-    // A device missing its core_count is read like its neighbours.
-    const sf::DriverLayout layout = detected.value_or(layout_seen);
-    layout_seen = layout;
-    const auto at = [&](sf::DeviceAttr a) { return sf::DeviceAttrPath(layout, index, a); };
-    Device d;
-    d.index = index;
-    if (detected) d.driver_layout = sf::DriverLayoutName(*detected);
-    if (auto cc = r.Read(at(sf::DeviceAttr::kCoreCount), sf::ParseCoreCount)) {
-      d.physical_cores = *cc;
-    }
-    if (auto links = r.Read(at(sf::DeviceAttr::kConnectedDevices), sf::ParseConnectedDevices)) {
-      d.connected = *links;
-    }
-    if (auto it = pci_of_index_.find(index); it != pci_of_index_.end()) {
-      d.pci_address = it->second;
-      for (const sf::PciDevice& p : pci_) {
-        if (p.address != d.pci_address) continue;
-        d.pci_device_id = p.device_id;
-        d.numa_node = p.numa_node;
-        d.driver = p.driver;
-      }
-      d.model = topology::ModelForPciDevice(d.pci_device_id);
-    }
-    if (auto a = r.Token(dir + "/info/architecture/arch_type")) d.arch_type = *a;
-    if (auto a = r.Token(dir + "/info/architecture/device_name")) d.device_name = *a;
-    if (auto a = r.Token(dir + "/info/architecture/instance_type")) {
-      if (inv.driver_instance_type.empty()) inv.driver_instance_type = *a;
-    }
-    if (fs_.Exists(dir + "/info/serial_number")) {
-      // The driver prints an empty line when the firmware read fails: not an error of ours.
-      auto sn = fs_.ReadFile(dir + "/info/serial_number");
-      if (sn.ok()) {
-        if (auto t = sf::ParseToken(*sn); t.ok()) d.serial_number = *t;
-      }
-    }
-    const std::string hw = at(sf::DeviceAttr::kHardwareDir);
-    for (const std::string& name : r.List(hw)) {
-      if (auto v = r.U64(absl::StrCat(hw, "/", name))) d.hardware[name] = *v;
-    }
-    const std::string host = at(sf::DeviceAttr::kHostMemDir);
-    for (const std::string& cat : r.List(host)) {
-      if (auto v = r.U64(absl::StrCat(host, "/", cat, "/present"))) d.host_mem[cat] = *v;
-    }
-    if (auto p = r.ReadOptional(at(sf::DeviceAttr::kPowerUtilization), sf::ParsePowerUtilization)) {
-      if (p->valid) d.power_utilization = p->avg;
-    }
-    auto cores = sf::ListNeuronCoreIndices(fs_, index);
-    if (!cores.ok()) {
-      ReportError(dir, cores.status());
-    } else {
-      for (int c : *cores) d.cores.push_back(ReadCore(r, sf::NeuronCoreDir(index, c), c));
-    }
-    inv.total_physical_cores += d.physical_cores;
-    inv.devices.push_back(std::move(d));
+    std::optional<Device> d = ReadDevice(r, index, layout_seen, inv);
+    if (!d) continue;
+    inv.total_physical_cores += d->physical_cores;
+    inv.devices.push_back(*std::move(d));
   }
   ApplyLnc(inv);
-
-  // Instance type: explicit > DMI product name (EC2 publishes the type there) > inference.
-  if (!opts_.instance_type.empty()) {
-    inv.instance_type = opts_.instance_type;
-  } else {
-    auto dmi = fs_.ReadFile("sys/devices/virtual/dmi/id/product_name");
-    if (dmi.ok()) {
-      if (auto t = sf::ParseToken(*dmi); t.ok() && topology::FindShape(*t) != nullptr) {
-        inv.instance_type = *t;
-      }
-    }
-    if (inv.instance_type.empty() && !inv.devices.empty() && inv.devices[0].model) {
-      const topology::Family family = inv.devices[0].model->family;
-      const topology::Shape* match = nullptr;
-      int matches = 0;
-      for (const topology::Shape& s : topology::AllShapes()) {
-        if (s.family == family && s.devices == static_cast<int>(inv.devices.size())) {
-          match = &s;
-          ++matches;
-        }
-      }
-      if (matches == 1) inv.instance_type = match->instance_type;
-    }
-  }
+  inv.instance_type = ResolveInstanceType(inv);
   inv.read_errors = read_errors_;
   return inv;
+}
+
+void Scanner::RefreshPci(const std::vector<int>& indices, bool rescan_pci) {
+  if (have_pci_ && !rescan_pci && indices == last_indices_) return;
+  auto pci = sf::ListNeuronPciDevices(fs_);
+  if (pci.ok()) {
+    pci_ = *std::move(pci);
+    have_pci_ = true;
+  } else if (absl::IsNotFound(pci.status())) {
+    pci_.clear();  // no PCI bus visible at this root: driver data only
+    have_pci_ = true;
+    if (warned_.insert("sys/bus/pci").second) {
+      spdlog::warn("no PCI bus under host root, PCI identity unknown error=\"{}\"",
+                   std::string(pci.status().message()));
+    }
+  } else {
+    ReportError("sys/bus/pci", pci.status());
+    have_pci_ = false;  // keep the previous list, retry next scan
+  }
+  pci_of_index_ = sf::MapDevicesToPci(fs_, indices, pci_);
+  last_indices_ = indices;
+}
+
+std::optional<Device> Scanner::ReadDevice(Reader& r, int index, sf::DriverLayout& layout_seen,
+                                          Inventory& inv) {
+  const std::string dir = sf::NeuronDeviceDir(index);
+  const std::optional<sf::DriverLayout> detected = sf::DetectDriverLayout(fs_, index);
+  if (!detected && !fs_.Exists(dir)) return std::nullopt;  // vanished since the listing
+  // A device missing its core_count is read like its neighbours.
+  const sf::DriverLayout layout = detected.value_or(layout_seen);
+  layout_seen = layout;
+  const auto at = [&](sf::DeviceAttr a) { return sf::DeviceAttrPath(layout, index, a); };
+  Device d;
+  d.index = index;
+  if (detected) d.driver_layout = sf::DriverLayoutName(*detected);
+  if (auto cc = r.Read(at(sf::DeviceAttr::kCoreCount), sf::ParseCoreCount)) {
+    d.physical_cores = *cc;
+  }
+  if (auto links = r.Read(at(sf::DeviceAttr::kConnectedDevices), sf::ParseConnectedDevices)) {
+    d.connected = *links;
+  }
+  FillPciIdentity(d);
+  if (auto a = r.Token(dir + "/info/architecture/arch_type")) d.arch_type = *a;
+  if (auto a = r.Token(dir + "/info/architecture/device_name")) d.device_name = *a;
+  if (auto a = r.Token(dir + "/info/architecture/instance_type")) {
+    if (inv.driver_instance_type.empty()) inv.driver_instance_type = *a;
+  }
+  if (fs_.Exists(dir + "/info/serial_number")) {
+    // The driver prints an empty line when the firmware read fails: not an error of ours.
+    auto sn = fs_.ReadFile(dir + "/info/serial_number");
+    if (sn.ok()) {
+      if (auto t = sf::ParseToken(*sn); t.ok()) d.serial_number = *t;
+    }
+  }
+  const std::string hw = at(sf::DeviceAttr::kHardwareDir);
+  for (const std::string& name : r.List(hw)) {
+    if (auto v = r.U64(absl::StrCat(hw, "/", name))) d.hardware[name] = *v;
+  }
+  const std::string host = at(sf::DeviceAttr::kHostMemDir);
+  for (const std::string& cat : r.List(host)) {
+    if (auto v = r.U64(absl::StrCat(host, "/", cat, "/present"))) d.host_mem[cat] = *v;
+  }
+  if (auto p = r.ReadOptional(at(sf::DeviceAttr::kPowerUtilization), sf::ParsePowerUtilization)) {
+    if (p->valid) d.power_utilization = p->avg;
+  }
+  auto cores = sf::ListNeuronCoreIndices(fs_, index);
+  if (!cores.ok()) {
+    ReportError(dir, cores.status());
+  } else {
+    for (int c : *cores) d.cores.push_back(ReadCore(r, sf::NeuronCoreDir(index, c), c));
+  }
+  return d;
+}
+
+void Scanner::FillPciIdentity(Device& d) const {
+  auto it = pci_of_index_.find(d.index);
+  if (it == pci_of_index_.end()) return;
+  d.pci_address = it->second;
+  for (const sf::PciDevice& p : pci_) {
+    if (p.address != d.pci_address) continue;
+    d.pci_device_id = p.device_id;
+    d.numa_node = p.numa_node;
+    d.driver = p.driver;
+  }
+  d.model = topology::ModelForPciDevice(d.pci_device_id);
+}
+
+std::string Scanner::ResolveInstanceType(const Inventory& inv) const {
+  if (!opts_.instance_type.empty()) return opts_.instance_type;
+  // EC2 publishes the instance type as the DMI product name.
+  auto dmi = fs_.ReadFile("sys/devices/virtual/dmi/id/product_name");
+  if (dmi.ok()) {
+    if (auto t = sf::ParseToken(*dmi); t.ok() && topology::FindShape(*t) != nullptr) return *t;
+  }
+  if (inv.devices.empty() || !inv.devices[0].model) return "";
+  const topology::Family family = inv.devices[0].model->family;
+  const topology::Shape* match = nullptr;
+  int matches = 0;
+  for (const topology::Shape& s : topology::AllShapes()) {
+    if (s.family == family && s.devices == static_cast<int>(inv.devices.size())) {
+      match = &s;
+      ++matches;
+    }
+  }
+  return matches == 1 ? match->instance_type : "";
 }
 
 void Scanner::ApplyLnc(Inventory& inv) {

@@ -23,6 +23,7 @@
 
 #include "absl/status/statusor.h"
 #include "lib/inventory/lnc.h"
+#include "lib/sysfs/driver_layout.h"
 #include "lib/sysfs/fs.h"
 #include "lib/sysfs/pci.h"
 #include "lib/topology/topology.h"
@@ -112,6 +113,16 @@ class Scanner {
   struct Reader;  // per-scan helper counting errors (inventory.cc)
 
  private:
+  // Re-enumerates PCI and maps neuronN to PCI addresses when asked or when `indices` changed.
+  void RefreshPci(const std::vector<int>& indices, bool rescan_pci);
+  // neuronN as the driver shows it; nullopt if its directory vanished since the listing.
+  // `layout_seen` is the layout of the devices read before, for one missing its core_count.
+  std::optional<Device> ReadDevice(Reader& r, int index, sysfs::DriverLayout& layout_seen,
+                                   Inventory& inv);
+  // The PCI identity (address, device ID, NUMA node, bound driver) of neuronN, if known.
+  void FillPciIdentity(Device& d) const;
+  // opts.instance_type, else DMI's product name, else the only shape that fits the devices.
+  std::string ResolveInstanceType(const Inventory& inv) const;
   // Resolves LNC (lnc.h) and fills the logical counts, or records why it cannot.
   void ApplyLnc(Inventory& inv);
 

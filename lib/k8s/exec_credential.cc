@@ -77,6 +77,8 @@ absl::StatusOr<ExecCredentialStatus> ParseExecCredential(const std::string& text
   return out;
 }
 
+// Long on purpose: pipe, fork, exec and the timed read are one sequence whose file
+// descriptors must be closed on every path; split, each part would need them all.
 absl::StatusOr<std::string> RunExecPlugin(const ExecConfig& cfg, absl::Duration timeout) {
   int out_pipe[2], err_pipe[2];
   if (pipe2(out_pipe, O_CLOEXEC) != 0) return absl::InternalError("exec credential: pipe failed");

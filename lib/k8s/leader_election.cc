@@ -66,6 +66,8 @@ void LeaderElector::Stop() {
   if (!stop_called_.exchange(true)) stop_.Notify();
 }
 
+// Long on purpose: client-go's acquire-or-renew as one read-decide-write round, so the
+// decision and the write it guards read side by side.
 bool LeaderElector::TryAcquireOrRenew() {
   const absl::Time now = clock_.Now();
   const std::string now_s = FormatMicroTime(now);

@@ -63,6 +63,8 @@ int App::health_port() const { return s_ && s_->health ? s_->health->port() : -1
 int App::metrics_port() const { return s_ && s_->metrics ? s_->metrics->port() : -1; }
 Controller* App::controller() { return s_ ? s_->controller.get() : nullptr; }
 
+// Long on purpose: start-up in dependency order (client, leader lease, servers, controller),
+// each step a few lines that read best in sequence.
 absl::Status App::Start() {
   if (!client_) {
     absl::StatusOr<std::shared_ptr<k8s::RestClient>> c = k8s::MakeClient(opts_.kubeconfig);

@@ -89,6 +89,7 @@ void ReadUpgradePolicy(const json& v, UpgradePolicy& p, std::vector<FieldError>&
   }
 }
 
+// Long on purpose: one line or block per spec field, in the CRD's order.
 void ReadSpec(const json& spec, DeviceConfigSpec& s, std::vector<FieldError>& problems) {
   ReadString(spec, "driversImage", s.drivers_image, problems);
   ReadString(spec, "driverVersion", s.driver_version, problems);
@@ -190,6 +191,7 @@ absl::StatusOr<DeviceConfig> ParseDeviceConfig(const json& obj) {
   return dc;
 }
 
+// Long on purpose: a flat list of independent rules, one block per field in spec order.
 std::vector<FieldError> ValidateDeviceConfig(const DeviceConfig& dc) {
   std::vector<FieldError> errors = dc.parse_problems;
   const std::string alpha = absl::StrCat(kGroup, "/v1alpha1");

@@ -219,6 +219,7 @@ std::string StripNamespace(json m) {
   return ToYaml(m);
 }
 
+// Long on purpose: one document, written in the order the CSV's fields are read.
 absl::StatusOr<json> Csv(const Sorted& s, const BundleOptions& o) {
   auto cluster_permissions = Permissions(s, /*cluster=*/true);
   if (!cluster_permissions.ok()) return cluster_permissions.status();

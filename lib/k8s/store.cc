@@ -3,46 +3,22 @@
 #include <unordered_set>
 
 #include "absl/strings/str_cat.h"
+#include "lib/k8s/object_view.h"
 
 namespace neuron::k8s {
-namespace {
 
-const nlohmann::json& Meta(const nlohmann::json& obj) {
-  static const nlohmann::json kEmpty = nlohmann::json::object();
-  if (obj.is_object()) {
-    auto it = obj.find("metadata");
-    if (it != obj.end() && it->is_object()) return *it;
-  }
-  return kEmpty;
-}
-
-std::string StrField(const nlohmann::json& obj, const char* key) {
-  auto it = obj.find(key);
-  return it != obj.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
-
-}  // namespace
-
-std::string ObjectKey(const nlohmann::json& obj) {
-  const auto& m = Meta(obj);
-  const std::string ns = StrField(m, "namespace");
-  const std::string name = StrField(m, "name");
-  return ns.empty() ? name : absl::StrCat(ns, "/", name);
-}
+std::string ObjectKey(const nlohmann::json& obj) { return ObjectView(obj).key(); }
 
 std::vector<std::string> IndexByNodeName(const nlohmann::json& pod) {
-  if (!pod.is_object()) return {};
-  auto spec = pod.find("spec");
-  if (spec == pod.end() || !spec->is_object()) return {};
-  std::string node = StrField(*spec, "nodeName");
+  const std::string_view node = PodView(pod).node_name();
   if (node.empty()) return {};
-  return {std::move(node)};
+  return {std::string(node)};
 }
 
 std::vector<std::string> IndexByNamespace(const nlohmann::json& obj) {
-  std::string ns = StrField(Meta(obj), "namespace");
+  const std::string_view ns = ObjectView(obj).namespace_();
   if (ns.empty()) return {};
-  return {std::move(ns)};
+  return {std::string(ns)};
 }
 
 absl::Status Store::AddIndexer(const std::string& name, IndexFunc fn) {
@@ -109,8 +85,8 @@ StoreDeltas Store::Replace(std::vector<ObjectPtr> objs) {
     IndexLocked(key, old.get(), obj.get());
     if (!old) {
       d.added.push_back(obj);
-    } else if (StrField(Meta(*old), "resourceVersion") != StrField(Meta(*obj), "resourceVersion") ||
-               StrField(Meta(*obj), "resourceVersion").empty()) {
+    } else if (ObjectView(*old).resource_version() != ObjectView(*obj).resource_version() ||
+               ObjectView(*obj).resource_version().empty()) {
       d.updated.emplace_back(old, obj);
     }
     slot = std::move(obj);

@@ -8,6 +8,7 @@
 #include "lib/base/json_access.h"
 #include "lib/k8s/errors.h"
 #include "lib/k8s/object_fields.h"
+#include "lib/k8s/object_view.h"
 #include "spdlog/spdlog.h"
 
 namespace neuron::op {
@@ -15,11 +16,7 @@ namespace {
 
 using nlohmann::json;
 
-const json& LabelsOf(const json& obj) {
-  static const json kNone = json::object();
-  const json* labels = MemberAt(obj, {"metadata", "labels"});
-  return labels != nullptr && labels->is_object() ? *labels : kNone;
-}
+const json& LabelsOf(const json& obj) { return k8s::ObjectView(obj).labels(); }
 
 // Nodes are cached as identity, labels and taints only: 5,000 full Node objects would be most
 // of the operator's memory; the selector reads labels, driver upgrades labels and taints, and

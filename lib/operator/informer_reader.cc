@@ -3,6 +3,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "lib/base/json_access.h"
+#include "lib/k8s/object_view.h"
 
 namespace neuron::op {
 namespace {
@@ -40,8 +41,9 @@ std::optional<std::vector<k8s::ObjectPtr>> InformerReader::List(const k8s::Resou
   if (inf == nullptr) return std::nullopt;
   std::vector<k8s::ObjectPtr> out;
   for (k8s::ObjectPtr& o : inf->store().List()) {
-    if (!ns.empty() && StringAt(*o, {"metadata", "namespace"}) != ns) continue;
-    if (!label.empty() && StringAt(*o, {"metadata", "labels", label}) != value) continue;
+    const k8s::ObjectView view(*o);
+    if (!ns.empty() && view.namespace_() != ns) continue;
+    if (!label.empty() && view.label(label) != value) continue;
     out.push_back(std::move(o));
   }
   return out;

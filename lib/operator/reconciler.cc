@@ -10,6 +10,7 @@
 #include "lib/base/status_macros.h"
 #include "lib/k8s/conditions.h"
 #include "lib/k8s/errors.h"
+#include "lib/k8s/object_view.h"
 #include "lib/operator/status.h"
 #include "spdlog/spdlog.h"
 
@@ -63,7 +64,7 @@ void Observe(const Child& c, const DeviceConfig& dc, json live, ObservedState& s
 
 bool SameObject(const Child& c, const k8s::ResourceRef& ref, const json& item) {
   return c.ref.group == ref.group && c.ref.resource == ref.resource &&
-         StringAt(c.object, {"metadata", "name"}) == StringAt(item, {"metadata", "name"});
+         k8s::ObjectView(c.object).name() == k8s::ObjectView(item).name();
 }
 
 // DRA needs resource.k8s.io. Without it the spec is refused with a condition, not retried: the
@@ -326,9 +327,8 @@ absl::StatusOr<std::optional<UpgradePlan>> Reconciler::RollDriver(const DeviceCo
                 "driver upgrade deviceconfig={} state={} node={} detail=\"{}\"", Key(dc),
                 StateName(t.to), t.node, t.message);
     Emit(obj, type, reason, absl::StrCat("node ", t.node, ": ", t.message));
-    auto node = std::find_if(nodes.begin(), nodes.end(), [&](const json& n) {
-      return StringAt(n, {"metadata", "name"}) == t.node;
-    });
+    auto node = std::find_if(nodes.begin(), nodes.end(),
+                             [&](const json& n) { return k8s::NodeView(n).name() == t.node; });
     if (node != nodes.end()) {
       Emit(*node, type, reason, absl::StrCat("DeviceConfig ", Key(dc), ": ", t.message));
     }
@@ -391,15 +391,15 @@ absl::StatusOr<ReconcileResult> Reconciler::Finalize(const DeviceConfig& dc) {
 }
 
 absl::Status Reconciler::EnsureFinalizer(const json& obj) {
+  const k8s::ObjectView dc(obj);
   const json* present = MemberAt(obj, {"metadata", "finalizers"});
   json finalizers = present != nullptr && present->is_array() ? *present : json::array();
   finalizers.push_back(kFinalizer);
-  const json patch = {{"metadata",
-                       {{"finalizers", finalizers},
-                        {"resourceVersion", StringAt(obj, {"metadata", "resourceVersion"})}}}};
+  const json patch = {
+      {"metadata", {{"finalizers", finalizers}, {"resourceVersion", dc.resource_version()}}}};
   return client_
-      .Patch(DeviceConfigRef(), StringAt(obj, {"metadata", "namespace"}),
-             StringAt(obj, {"metadata", "name"}), k8s::PatchType::kMerge, patch)
+      .Patch(DeviceConfigRef(), std::string(dc.namespace_()), std::string(dc.name()),
+             k8s::PatchType::kMerge, patch)
       .status();
 }
 
@@ -467,8 +467,8 @@ absl::Status Reconciler::DeleteChildren(const DeviceConfig& dc, const ClusterApi
                     [&](const Child& c) { return SameObject(c, l.ref, l.object); })) {
       continue;
     }
-    if (MemberAt(l.object, {"metadata", "deletionTimestamp"})) continue;  // already going
-    const std::string name = StringAt(l.object, {"metadata", "name"});
+    if (k8s::ObjectView(l.object).deleting()) continue;  // already going
+    const std::string name(k8s::ObjectView(l.object).name());
     k8s::DeleteOptions del;
     // Foreground: the object stays until its pods are gone, so the next stage (the driver)
     // starts only when nothing holds /dev/neuron* any more.
@@ -505,8 +505,8 @@ absl::StatusOr<json> Reconciler::ApplyIfChanged(const Child& c) {
 
 absl::Status Reconciler::WriteStatus(const json& obj, const json& status) {
   return client_
-      .Patch(DeviceConfigRef(), StringAt(obj, {"metadata", "namespace"}),
-             StringAt(obj, {"metadata", "name"}), k8s::PatchType::kMerge, {{"status", status}},
+      .Patch(DeviceConfigRef(), std::string(k8s::ObjectView(obj).namespace_()),
+             std::string(k8s::ObjectView(obj).name()), k8s::PatchType::kMerge, {{"status", status}},
              k8s::PatchOptions{"", false, "status"})
       .status();
 }

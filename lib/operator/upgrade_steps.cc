@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "lib/base/json_access.h"
+#include "lib/k8s/object_view.h"
 
 namespace neuron::op::upgrade_steps {
 namespace {
@@ -16,10 +17,7 @@ using nlohmann::json;
 // Names in a condition message, then "and N more".
 constexpr size_t kNamesShown = 5;
 
-json TaintsOf(const json& node) {
-  const json* t = MemberAt(node, {"spec", "taints"});
-  return t != nullptr && t->is_array() ? *t : json::array();
-}
+const json& TaintsOf(const json& node) { return k8s::NodeView(node).taints(); }
 
 bool IsOurTaint(const json& t) { return StringMember(t, "key") == kUpgradeTaintKey; }
 
@@ -79,24 +77,19 @@ void Start(NodeStep& s, const Target& t, const UpgradePolicy& policy, absl::Time
 
 }  // namespace
 
-const json& Labels(const json& node) {
-  static const json kNone = json::object();
-  const json* l = MemberAt(node, {"metadata", "labels"});
-  return l != nullptr && l->is_object() ? *l : kNone;
-}
+const json& Labels(const json& node) { return k8s::NodeView(node).labels(); }
 
 std::string LabelOf(const json& node, const std::string& key) {
-  return StringMember(Labels(node), key);
+  return std::string(k8s::NodeView(node).label(key));
 }
 
-bool HasLabel(const json& node, const std::string& key) { return Labels(node).contains(key); }
-
-std::string NameOf(const json& node) { return StringAt(node, {"metadata", "name"}); }
-
-bool HasOurTaint(const json& node) {
-  const json taints = TaintsOf(node);
-  return std::any_of(taints.begin(), taints.end(), IsOurTaint);
+bool HasLabel(const json& node, const std::string& key) {
+  return k8s::NodeView(node).has_label(key);
 }
+
+std::string NameOf(const json& node) { return std::string(k8s::NodeView(node).name()); }
+
+bool HasOurTaint(const json& node) { return k8s::NodeView(node).has_taint(kUpgradeTaintKey); }
 
 json WithOurTaint(const json& node) {
   json taints = TaintsOf(node);
@@ -115,7 +108,7 @@ json WithoutOurTaint(const json& node) {
 NodeChange ChangeFor(const json& node) {
   NodeChange c;
   c.node = NameOf(node);
-  c.resource_version = StringAt(node, {"metadata", "resourceVersion"});
+  c.resource_version = k8s::NodeView(node).resource_version();
   return c;
 }
 

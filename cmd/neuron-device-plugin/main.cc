@@ -43,7 +43,8 @@ void DefineFlags(neuron::FlagSet& flags, neuron::deviceplugin::AppOptions& opts,
                "Kubelet device-plugin directory (kubelet.sock and our endpoint sockets).");
   flags.String("host-root", &opts.host_root, "Where the host's / is mounted (sysfs and /dev).");
   flags.String("emulate", &opts.emulate,
-               "Emulate this instance type (e.g. trn1.32xlarge) in a generated sysfs tree.");
+               "Emulate this instance type (e.g. trn1.32xlarge) in a generated sysfs tree. Refused "
+               "where <host-root>/sys/class/neuron_device shows real devices.");
   flags.String("emulate-dir", &opts.emulate_dir,
                "Directory for the emulated tree (default: a temporary directory).");
   flags.String("emulate-driver", &f.emulate_driver,

@@ -35,7 +35,8 @@ int main(int argc, char** argv) {
   flags.String("host-root", &opts.host_root,
                "Where the host's / is mounted; sysfs is read below it.");
   flags.String("emulate", &opts.emulate,
-               "Emulate this instance type (e.g. trn1.32xlarge) instead of reading real hardware.");
+               "Emulate this instance type (e.g. trn1.32xlarge) instead of reading real hardware. "
+               "Refused where <host-root>/sys/class/neuron_device shows real devices.");
   flags.String("emulate-dir", &opts.emulate_dir,
                "Directory for the emulated sysfs tree (kept; write into it to inject faults). "
                "Default: a temporary directory removed on exit.");

@@ -18,6 +18,7 @@
 #include "lib/httpserver/gzip.h"
 #include "lib/httpserver/http_server.h"
 #include "lib/inventory/emulation.h"
+#include "lib/inventory/host.h"
 #include "lib/inventory/watcher.h"
 #include "lib/metrics/exposition.h"
 #include "lib/sysfs/fs.h"
@@ -60,6 +61,7 @@ struct App::State {
   absl::Status OpenHost() {
     root = options.host_root;
     if (!options.emulate.empty()) {
+      if (absl::Status st = inventory::CheckNoRealDevices(options.host_root); !st.ok()) return st;
       auto emulated = inventory::PrepareEmulation(options.emulate, options.emulate_dir, options.lnc,
                                                   options.emulate_driver);
       if (!emulated.ok()) return emulated.status();

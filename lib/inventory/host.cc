@@ -7,13 +7,25 @@
 #include "absl/strings/str_cat.h"
 #include "lib/base/clock.h"
 #include "lib/inventory/emulation.h"
+#include "lib/sysfs/neuron_driver.h"
 
 namespace neuron::inventory {
+
+absl::Status CheckNoRealDevices(const std::string& host_root) {
+  const std::unique_ptr<sysfs::Fs> fs = sysfs::MakeRootedFs(host_root);
+  absl::StatusOr<std::vector<int>> real = sysfs::ListNeuronDeviceIndices(*fs);
+  if (!real.ok() || real->empty()) return absl::OkStatus();
+  return absl::FailedPreconditionError(absl::StrCat(
+      "this node has ", real->size(), " real Neuron device(s) (", host_root,
+      "/sys/class/neuron_device): emulation is refused here, it would hide them; run without "
+      "--emulate (or keep emulated DeviceConfigs off Neuron nodes with spec.selector)"));
+}
 
 absl::StatusOr<std::unique_ptr<WatchedHost>> OpenHost(const HostOptions& opts) {
   auto host = std::make_unique<WatchedHost>();
   host->root = opts.host_root;
   if (!opts.emulate.empty()) {
+    if (absl::Status s = CheckNoRealDevices(opts.host_root); !s.ok()) return s;
     absl::StatusOr<std::string> r =
         PrepareEmulation(opts.emulate, opts.emulate_dir, opts.lnc, opts.emulate_driver);
     if (!r.ok()) return r.status();

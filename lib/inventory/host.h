@@ -41,6 +41,10 @@ struct WatchedHost {
   std::unique_ptr<Watcher> watcher;  // polled once already
 };
 
+// OK unless `host_root` shows real Neuron devices (sys/class/neuron_device): emulating there
+// would hide them (FailedPrecondition, saying so). OpenHost checks it before emulating.
+absl::Status CheckNoRealDevices(const std::string& host_root);
+
 // Writes the emulated tree when asked, opens the Fs, builds the watcher and polls once (logging
 // the inventory). InvalidArgument when an explicit --lnc does not fit the chips; the emulation
 // errors (NotFound for an unknown instance type).

@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "lib/operator/children_internal.h"
+#include "lib/operator/device_config_emulation.h"
 #include "lib/topology/shapes.h"
 
 namespace neuron::op {
@@ -71,10 +72,12 @@ void AddPullSecret(const DeviceConfig& dc, json& pod_spec) {
 }
 
 void PlaceOnNeuronNodes(const DeviceConfig& dc, json& pod_spec) {
-  if (!dc.spec.selector.empty()) {
-    pod_spec["nodeSelector"] = dc.spec.selector;
+  if (!dc.spec.selector.empty()) pod_spec["nodeSelector"] = dc.spec.selector;
+  if (dc.Emulated()) {  // the selected nodes (or all) but those with real Neuron devices
+    AvoidNeuronNodes(dc, pod_spec);
     return;
   }
+  if (!dc.spec.selector.empty()) return;
   json shapes = json::array();
   for (const topology::Shape& s : topology::AllShapes()) shapes.push_back(s.instance_type);
   auto term = [](const char* key, json values) {

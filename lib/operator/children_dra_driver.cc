@@ -5,6 +5,7 @@
 // --host-root, the Neuron tools' config) plus the kubelet's plugin directories and CDI's.
 #include "absl/strings/str_cat.h"
 #include "lib/operator/children_internal.h"
+#include "lib/operator/device_config_emulation.h"
 
 namespace neuron::op::internal {
 namespace {
@@ -84,16 +85,18 @@ void AddDraDriver(const DeviceConfig& dc, const ClusterApis& apis, std::vector<C
   const std::string name = dc.name + "-dra-driver";
   out.push_back(ServiceAccount(dc, name, Component::kDra));
   AddClusterRole(dc, ClusterName(dc, "dra-driver"), DraDriverRules(), name, Component::kDra, out);
-  json pod = {
-      {"serviceAccountName", name},
-      {"priorityClassName", "system-node-critical"},
-      {"tolerations", NeuronTolerations()},
-      {"containers", json::array({DraDriverContainer(dc)})},
-      {"volumes", json::array({HostPathVolume("plugins-registry", KubeletPath(dc, kRegistryDir)),
-                               HostPathVolume("plugins", KubeletPath(dc, kPluginsDir)),
-                               HostPathVolume("cdi", kCdiDir, "DirectoryOrCreate"),
-                               HostPathVolume("host-sys", "/sys"),
-                               HostPathVolume("host-dev", "/dev"), NeuronOptVolume()})}};
+  json container = DraDriverContainer(dc);
+  json volumes = json::array({HostPathVolume("plugins-registry", KubeletPath(dc, kRegistryDir)),
+                              HostPathVolume("plugins", KubeletPath(dc, kPluginsDir)),
+                              HostPathVolume("cdi", kCdiDir, "DirectoryOrCreate"),
+                              HostPathVolume("host-sys", "/sys"),
+                              HostPathVolume("host-dev", "/dev"), NeuronOptVolume()});
+  AddEmulation(dc, container, volumes);
+  json pod = {{"serviceAccountName", name},
+              {"priorityClassName", "system-node-critical"},
+              {"tolerations", NeuronTolerations()},
+              {"containers", json::array({std::move(container)})},
+              {"volumes", std::move(volumes)}};
   PlaceOnDriverNodes(dc, apis, pod);
   // Pure dra: every selected node. Mixed: only the nodes labelled for DRA.
   if (dc.spec.allocation == Allocation::kMixed) RequireDraNodes(pod);

@@ -3,6 +3,7 @@
 // is loaded; or, in driverMode preinstalled, our device plugin as the operator's own DaemonSet.
 #include "absl/strings/str_cat.h"
 #include "lib/operator/children_internal.h"
+#include "lib/operator/device_config_emulation.h"
 
 namespace neuron::op::internal {
 namespace {
@@ -141,11 +142,14 @@ void AddPluginDaemonSet(const DeviceConfig& dc, const ClusterApis& apis, std::ve
   const bool own = dc.spec.driver_mode == DriverMode::kPreinstalled || mixed;
   if (!own || !dc.RunsDevicePlugin() || dc.spec.device_plugin_image.empty()) return;
   const std::string sa = AddPluginAccount(dc, out);
+  json container = PluginContainer(dc, /*for_kmm=*/false);
+  json volumes = PluginVolumes(dc, /*for_kmm=*/false);
+  AddEmulation(dc, container, volumes);
   json pod = {{"serviceAccountName", sa},
               {"priorityClassName", "system-node-critical"},
               {"tolerations", NeuronTolerations()},
-              {"containers", json::array({PluginContainer(dc, /*for_kmm=*/false)})},
-              {"volumes", PluginVolumes(dc, /*for_kmm=*/false)}};
+              {"containers", json::array({std::move(container)})},
+              {"volumes", std::move(volumes)}};
   PlaceOnDriverNodes(dc, apis, pod);
   if (mixed) AvoidDraNodes(pod);
   out.push_back({k8s::resources::kDaemonSets,

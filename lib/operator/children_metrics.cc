@@ -6,6 +6,7 @@
 #include <string>
 
 #include "lib/operator/children_internal.h"
+#include "lib/operator/device_config_emulation.h"
 
 namespace neuron::op::internal {
 namespace {
@@ -49,14 +50,15 @@ void AddMetrics(const DeviceConfig& dc, const ClusterApis& apis, const OperatorS
        json::array({{{"name", "host-sys"}, {"mountPath", "/host/sys"}, {"readOnly", true}},
                     NeuronOptMount(),
                     {{"name", "features-d"}, {"mountPath", kFeaturesDir}}})}};
-  json pod = {
-      {"serviceAccountName", name},
-      {"automountServiceAccountToken", false},
-      {"priorityClassName", "system-node-critical"},
-      {"tolerations", NeuronTolerations()},
-      {"containers", json::array({std::move(container)})},
-      {"volumes", json::array({HostPathVolume("host-sys", "/sys"), NeuronOptVolume(),
-                               HostPathVolume("features-d", kFeaturesDir, "DirectoryOrCreate")})}};
+  json volumes = json::array({HostPathVolume("host-sys", "/sys"), NeuronOptVolume(),
+                              HostPathVolume("features-d", kFeaturesDir, "DirectoryOrCreate")});
+  AddEmulation(dc, container, volumes);
+  json pod = {{"serviceAccountName", name},
+              {"automountServiceAccountToken", false},
+              {"priorityClassName", "system-node-critical"},
+              {"tolerations", NeuronTolerations()},
+              {"containers", json::array({std::move(container)})},
+              {"volumes", std::move(volumes)}};
   PlaceOnNeuronNodes(dc, pod);
   out.push_back({k8s::resources::kDaemonSets, DaemonSet(dc, name, Component::kMetrics, pod),
                  Component::kMetrics});

@@ -7,6 +7,7 @@
 #include "lib/base/json_access.h"
 #include "lib/k8s/k8s_time.h"
 #include "lib/operator/device_config_dra.h"
+#include "lib/operator/device_config_emulation.h"
 #include "lib/operator/device_config_syntax.h"
 
 namespace neuron::op {
@@ -116,6 +117,7 @@ void ReadSpec(const json& spec, DeviceConfigSpec& s, std::vector<FieldError>& pr
     problems.push_back({"spec.driverMode", absl::StrCat("unknown mode \"", Clip(mode),
                                                         "\": use kmm or preinstalled")});
   }
+  internal::ReadEmulation(spec, s, problems);  // after driverMode: emulation loads no driver
 
   if (const json& v = MemberOrNull(spec, "useInTreeDrivers"); v.is_boolean()) {
     s.use_in_tree_drivers = v.get<bool>();
@@ -235,6 +237,7 @@ std::vector<FieldError> ValidateDeviceConfig(const DeviceConfig& dc) {
   image(s.node_agent_image, "nodeAgentImage", false);
 
   internal::CheckAllocation(s, errors);
+  internal::CheckEmulation(s, errors);
 
   if (!IsLabelValue(s.driver_version)) {
     errors.push_back({"spec.driverVersion",

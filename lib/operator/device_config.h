@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -55,6 +56,14 @@ struct UpgradePolicy {
   bool paused = false;                              // start no node; finish those under way
 };
 
+// spec.emulation: for clusters without Neuron hardware. The device plugin (or our DRA driver)
+// and the node agent run with --emulate on every selected node without Neuron devices, and no
+// driver is installed (driverMode reads as preinstalled: there is nothing to load).
+struct Emulation {
+  std::string instance_type;  // the shape every node pretends to be, e.g. trn1.32xlarge
+  int lnc = 0;                // 0 = the family's default; 1 or 2 on trn2/trn3
+};
+
 struct DeviceConfigSpec {
   DriverMode driver_mode = DriverMode::kKmm;
   std::string drivers_image;
@@ -76,6 +85,7 @@ struct DeviceConfigSpec {
   std::string kubelet_root_dir = "/var/lib/kubelet";
   bool use_in_tree_drivers = false;  // upstream field; accepted, has no effect (see README)
   UpgradePolicy upgrade;
+  std::optional<Emulation> emulation;  // set: the stack runs emulated
 };
 
 // One problem with a spec: the JSON path of the field ("spec.selector") and what is wrong.
@@ -107,6 +117,8 @@ struct DeviceConfig {
   // Our device plugin, the second scheduler and the extender run (on some nodes at least).
   bool RunsDevicePlugin() const { return !AwsDra() && spec.allocation != Allocation::kDra; }
   bool HasFinalizer() const;
+  // The device plugin / DRA driver and the node agent run emulated (spec.emulation).
+  bool Emulated() const { return spec.emulation.has_value(); }
 };
 
 // Reads the object (either served version). Only a structurally unusable object fails

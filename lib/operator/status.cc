@@ -203,6 +203,9 @@ void BlockedConditions(const DeviceConfig& dc, const Blocker& blocker,
 k8s::Condition DriverCondition(const DeviceConfig& dc, const ObservedState& seen, Counts& driver) {
   if (dc.spec.driver_mode != DriverMode::kKmm) {
     driver = {seen.nodes_matching, seen.nodes_matching, seen.nodes_matching, true};
+    if (dc.Emulated()) {
+      return Cond("DriverReady", true, "Emulated", "spec.emulation: no driver is installed");
+    }
     return Cond("DriverReady", true, "Preinstalled",
                 "driverMode is preinstalled: the node image provides the driver");
   }
@@ -355,6 +358,15 @@ json ComputeStatus(const DeviceConfig& dc, const ObservedState& seen, const json
   ReadyAndDegraded(seen, set);
   // Only DRA modes run a DRA driver: the condition goes with the mode.
   if (!dc.DraMode()) k8s::RemoveCondition(conditions, kDraDriverCondition);
+  // Says so as long as spec.emulation is set: pods get emulated devices, not silicon.
+  if (dc.Emulated()) {
+    set.push_back(Cond(kEmulatedCondition, true, "EmulationConfigured",
+                       absl::StrCat("devices are emulated as ", dc.spec.emulation->instance_type,
+                                    " on the selected nodes without Neuron hardware: pods are "
+                                    "placed and run, but no Neuron silicon backs them")));
+  } else {
+    k8s::RemoveCondition(conditions, kEmulatedCondition);
+  }
   // News like Upgrading, not readiness: present only while the skew lasts.
   if (std::optional<k8s::Condition> skew = SchedulerSkew(dc, seen)) {
     set.push_back(*skew);

@@ -28,6 +28,9 @@ inline constexpr char kSchedulerSkewCondition[] = "SchedulerVersionSkew";
 // in DRA modes (draDriverImage, allocation dra or mixed).
 inline constexpr char kDraDriverCondition[] = "DRADriverReady";
 
+// True (reason EmulationConfigured) while spec.emulation is set; absent otherwise.
+inline constexpr char kEmulatedCondition[] = "Emulated";
+
 // Why nothing (or not everything) was applied: at most one blocking problem per pass.
 struct Blocker {
   std::string reason;   // condition reason, e.g. "InvalidSpec", "SelectorOverlap"

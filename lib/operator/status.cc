@@ -265,6 +265,9 @@ std::optional<k8s::Condition> UpgradingCondition(const DeviceConfig& dc,
     return c;
   }
   if (seen.blocker) return std::nullopt;
+  if (dc.Emulated()) {
+    return Cond("Upgrading", false, "Emulated", "spec.emulation: there is no driver to upgrade");
+  }
   if (dc.spec.driver_mode != DriverMode::kKmm) {
     return Cond("Upgrading", false, "Preinstalled",
                 "driverMode is preinstalled: the node image's driver is used");

@@ -140,7 +140,7 @@ TEST_CASE("the status says the stack is emulated, and stops saying so", "[operat
       emulated = c["status"] == "True";
       CHECK(absl::StrContains(c["message"].get<std::string>(), "trn1.32xlarge"));
     }
-    if (c["type"] == "DriverReady") CHECK(c["reason"] == "Emulated");
+    if (c["type"] == "DriverReady" || c["type"] == "Upgrading") CHECK(c["reason"] == "Emulated");
   }
   CHECK(emulated);
   dc.spec.emulation.reset();

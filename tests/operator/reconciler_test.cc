@@ -273,6 +273,26 @@ TEST_CASE("without NFD the DeviceConfig is Degraded with a reason, not failing",
   CHECK(CondMessage(dc, "Degraded").find("NFD") != std::string::npos);
 }
 
+TEST_CASE("an emulated stack needs no NFD, no KMM Module, and says it is emulated",
+          "[operator][reconcile]") {
+  Fixture f({"kmm"});
+  f.cluster.AddNode("kind-worker", {{"kubernetes.io/os", "linux"}});
+  f.cluster.CreateSample("deploy/operator/samples/deviceconfig-emulated.yaml");
+  f.Pass();
+  const json dc = f.cluster.GetDc("neuron");
+  CHECK(CondStatus(dc, "Emulated") == "True");
+  CHECK(CondReason(dc, "DriverReady") == "Emulated");
+  CHECK(CondStatus(dc, "Degraded") != "True");
+  CHECK(f.cluster.server
+            .Get("/apis/kmm.sigs.x-k8s.io/v1beta1/namespaces/aws-neuron-operator/"
+                 "modules/neuron")
+            .is_null());
+  const json ds = f.cluster.server.Get(
+      "/apis/apps/v1/namespaces/aws-neuron-operator/daemonsets/neuron-device-plugin");
+  REQUIRE_FALSE(ds.is_null());
+  CHECK(ds.dump().find("--emulate=trn1.32xlarge") != std::string::npos);
+}
+
 TEST_CASE("the later of two overlapping DeviceConfigs is Degraded and applies nothing",
           "[operator][reconcile]") {
   Fixture f;

@@ -24,6 +24,7 @@
 #include "absl/time/clock.h"
 #include "bench/driver_util.h"
 #include "bench/proc_status.h"
+#include "lib/sysfs/device_leaves.h"
 #include "lib/sysfs/emulator.h"
 #include "lib/sysfs/fs.h"
 #include "lib/sysfs/neuron_driver.h"
@@ -71,10 +72,9 @@ bool WaitFor(F cond, absl::Duration timeout) {
 bool WriteFault(const std::string& root, int d, uint64_t value) {
   auto fs = sysfs::MakeRootedFs(root);
   const std::string& name = sysfs::UncorrectableErrorCounters().front();
-  const std::string path = sysfs::UncorrectableCounterPath(*fs, d, name);
-  const std::string dir = sysfs::NeuronDeviceDir(d) + "/";
-  if (path.rfind(dir, 0) != 0) return false;
-  return sysfs::emulation::SetCounter(fs->root(), d, path.substr(dir.size()), value).ok();
+  // Where driver 2.30.2 puts it; SetCounter follows the tree's own layout.
+  return sysfs::emulation::SetCounter(fs->root(), d, sysfs::FindDeviceLeaf(name)->known, value)
+      .ok();
 }
 
 // (a) fault -> taint on the apiserver, then wait for the recovery.

@@ -27,6 +27,7 @@
 #include "lib/deviceplugin/app.h"
 #include "lib/inventory/emulation.h"
 #include "lib/inventory/watcher.h"
+#include "lib/sysfs/device_leaves.h"
 #include "lib/sysfs/emulator.h"
 #include "lib/sysfs/neuron_driver.h"
 #include "spdlog/spdlog.h"
@@ -52,10 +53,8 @@ std::string TempDir(const char* name) {
 // Raises device `d`'s first uncorrectable counter to `value`, at the file lib/sysfs names.
 bool WriteFault(const sysfs::Fs& fs, int d, uint64_t value) {
   const std::string& name = sysfs::UncorrectableErrorCounters().front();
-  const std::string path = sysfs::UncorrectableCounterPath(fs, d, name);
-  const std::string dir = sysfs::NeuronDeviceDir(d) + "/";
-  if (path.rfind(dir, 0) != 0) return false;
-  return sysfs::emulation::SetCounter(fs.root(), d, path.substr(dir.size()), value).ok();
+  // Where driver 2.30.2 puts it; SetCounter follows the tree's own layout.
+  return sysfs::emulation::SetCounter(fs.root(), d, sysfs::FindDeviceLeaf(name)->known, value).ok();
 }
 
 void Report(const char* what, std::vector<double> ms) {

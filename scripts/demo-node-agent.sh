@@ -39,8 +39,8 @@ curl -sf "$URL/metrics" | grep -E '^neuron_(node_|device_info|device_healthy\{de
 echo "   ... $(curl -sf "$URL/metrics" | grep -vc '^#') samples in all"
 echo
 echo "== injecting an uncorrectable ECC error on neuron1"
-# Current driver layout (default --emulate-driver=current); legacy drivers: stats/hardware/.
-echo 1 > "$WORK/host/sys/devices/virtual/neuron_device/neuron1/stats/device/hardware/mem_ecc_uncorrected"
+# Where driver 2.30.2 (the emulated default) publishes it.
+echo 1 > "$WORK/host/sys/devices/virtual/neuron_device/neuron1/stats/hardware/mem_ecc_uncorrected"
 sleep 0.6
 curl -sf "$URL/metrics" | grep -E '^neuron_device_healthy\{device="1"\}'
 echo "== waiting out the 2s quiet period"

@@ -148,7 +148,7 @@ YAML
   kubectl -n $NS get pod extended -o jsonpath='{.status.extendedResourceClaimStatus}'; echo
 
   log "fault: uncorrectable ECC error on device 0 (held by whole-0)"
-  local f=$EMU/sys/devices/virtual/neuron_device/neuron0/stats/device/hardware/mem_ecc_uncorrected
+  local f=$EMU/sys/devices/virtual/neuron_device/neuron0/stats/hardware/mem_ecc_uncorrected
   local t0; t0=$(date +%s%N)
   echo 1 >"$f"
   for _ in $(seq 1 100); do

@@ -13,7 +13,6 @@
 #include "lib/deviceplugin/app.h"
 #include "lib/httpserver/http_server.h"
 #include "lib/inventory/lnc.h"
-#include "lib/sysfs/driver_layout.h"
 #include "spdlog/spdlog.h"
 
 namespace {
@@ -28,7 +27,7 @@ struct TextFlags {
   std::string api = "device-plugin";
   std::string resources = "neuron,neuroncore";
   std::string numbering = "container";
-  std::string emulate_driver = "current";
+  int emulate_scramble = 0;
   std::string log_level = "info";
   bool log_json = false;
 };
@@ -47,8 +46,10 @@ void DefineFlags(neuron::FlagSet& flags, neuron::deviceplugin::AppOptions& opts,
                "where <host-root>/sys/class/neuron_device shows real devices.");
   flags.String("emulate-dir", &opts.emulate_dir,
                "Directory for the emulated tree (default: a temporary directory).");
-  flags.String("emulate-driver", &f.emulate_driver,
-               "Sysfs layout of the emulated driver: current (driver 2.31+) or legacy.");
+  flags.Int("emulate-scramble", &f.emulate_scramble,
+            "Emulate a driver whose layout we were never told: move every device-level sysfs node "
+            "to another directory, chosen from this seed (the reader finds them by name). "
+            "0 = driver 2.30.2's layout.");
   flags.Int("lnc", &opts.lnc,
             "Logical NeuronCore config (1 or 2); 0 = env NEURON_LOGICAL_NC_CONFIG, else "
             "<host-root>/opt/aws/neuron/logical_nc_config, else the chip default.");
@@ -92,12 +93,10 @@ absl::Status ApplyFlags(const TextFlags& f, neuron::deviceplugin::AppOptions& op
     }
   }
   if (absl::Status s = neuron::inventory::ValidateLncFlag(opts.lnc); !s.ok()) return s;
-  if (auto l = neuron::sysfs::ParseDriverLayout(f.emulate_driver)) {
-    opts.emulate_driver = *l;
-  } else {
-    return absl::InvalidArgumentError("--emulate-driver must be current or legacy, got \"" +
-                                      f.emulate_driver + "\"");
+  if (f.emulate_scramble < 0) {
+    return absl::InvalidArgumentError("--emulate-scramble must be 0 or a positive seed");
   }
+  opts.emulate_scramble = static_cast<uint64_t>(f.emulate_scramble);
   if (f.api == "dra") return absl::OkStatus();  // the DRA flags are checked by RunDra
   auto parsed = neuron::assignment::ParseResourceList(f.resources);
   if (!parsed.ok()) {

@@ -11,7 +11,6 @@
 #include "lib/base/process_init.h"
 #include "lib/base/signals.h"
 #include "lib/inventory/lnc.h"
-#include "lib/sysfs/driver_layout.h"
 #include "spdlog/spdlog.h"
 
 // Long on purpose: flag declarations (each one line of --help), then checks and Run.
@@ -25,7 +24,7 @@ int main(int argc, char** argv) {
   opts.listen = "0.0.0.0:" + neuron::EnvOr("PORT", "8000");
   std::string log_level = "info";
   bool log_json = false;
-  std::string emulate_driver = "current";
+  int emulate_scramble = 0;
 
   neuron::FlagSet flags(
       "neuron-node-agent",
@@ -43,8 +42,10 @@ int main(int argc, char** argv) {
   flags.Int("lnc", &opts.lnc,
             "Logical NeuronCore config (1 or 2); 0 = env NEURON_LOGICAL_NC_CONFIG, else "
             "<host-root>/opt/aws/neuron/logical_nc_config, else the chip default.");
-  flags.String("emulate-driver", &emulate_driver,
-               "Sysfs layout of the emulated driver: current (driver 2.31+) or legacy.");
+  flags.Int("emulate-scramble", &emulate_scramble,
+            "Emulate a driver whose layout we were never told: move every device-level sysfs node "
+            "to another directory, chosen from this seed (the reader finds them by name). "
+            "0 = driver 2.30.2's layout.");
   flags.String("listen", &opts.listen, "HTTP listen address host:port (PORT sets the port).");
   flags.String("node-name", &opts.node_name, "Kubernetes node name, reported in /inventory.",
                "NODE_NAME");
@@ -71,14 +72,11 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "neuron-node-agent: %s\n", std::string(s.message()).c_str());
     return 2;
   }
-  if (auto l = neuron::sysfs::ParseDriverLayout(emulate_driver)) {
-    opts.emulate_driver = *l;
-  } else {
-    std::fprintf(stderr,
-                 "neuron-node-agent: --emulate-driver must be current or legacy, got \"%s\"\n",
-                 emulate_driver.c_str());
+  if (emulate_scramble < 0) {
+    std::fprintf(stderr, "neuron-node-agent: --emulate-scramble must be 0 or a positive seed\n");
     return 2;
   }
+  opts.emulate_scramble = static_cast<uint64_t>(emulate_scramble);
   neuron::agent::App app(opts, neuron::Clock::Real());
   if (absl::Status s = app.Run(shutdown); !s.ok()) {
     spdlog::critical("neuron-node-agent failed: {}", s.ToString());

@@ -63,7 +63,7 @@ struct App::State {
     if (!options.emulate.empty()) {
       if (absl::Status st = inventory::CheckNoRealDevices(options.host_root); !st.ok()) return st;
       auto emulated = inventory::PrepareEmulation(options.emulate, options.emulate_dir, options.lnc,
-                                                  options.emulate_driver);
+                                                  options.emulate_scramble);
       if (!emulated.ok()) return emulated.status();
       root = *emulated;
       owns_root = options.emulate_dir.empty();

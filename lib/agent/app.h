@@ -13,7 +13,6 @@
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
 #include "lib/base/clock.h"
-#include "lib/sysfs/driver_layout.h"
 
 namespace neuron::agent {
 
@@ -24,7 +23,7 @@ struct AgentOptions {
   // --lnc (1 or 2); 0 = env NEURON_LOGICAL_NC_CONFIG, the host file, the family default
   // (inventory/lnc.h). With --emulate it is also written into the emulated host's file.
   int lnc = 0;
-  sysfs::DriverLayout emulate_driver = sysfs::DriverLayout::kCurrent;  // emulated sysfs layout
+  uint64_t emulate_scramble = 0;  // moves the emulated leaves (sysfs::EmulationSpec)
   std::string listen = "0.0.0.0:8000";
   std::string node_name;
   std::string features_dir;                    // NFD features.d; "" = do not publish labels

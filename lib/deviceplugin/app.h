@@ -12,16 +12,15 @@
 #include "absl/time/time.h"
 #include "lib/assignment/ids.h"
 #include "lib/deviceplugin/allocator.h"
-#include "lib/sysfs/driver_layout.h"
 
 namespace neuron::deviceplugin {
 
 struct AppOptions {
   std::string plugin_dir = "/var/lib/kubelet/device-plugins";
   std::string host_root = "/";
-  std::string emulate;      // instance type; "" = real hardware under host_root
-  std::string emulate_dir;  // where to write the emulated tree ("" = a new temp dir)
-  sysfs::DriverLayout emulate_driver = sysfs::DriverLayout::kCurrent;  // emulated sysfs layout
+  std::string emulate;            // instance type; "" = real hardware under host_root
+  std::string emulate_dir;        // where to write the emulated tree ("" = a new temp dir)
+  uint64_t emulate_scramble = 0;  // moves the emulated leaves (sysfs::EmulationSpec)
   int lnc = 0;  // --lnc (0 = env NEURON_LOGICAL_NC_CONFIG, host file, family default)
   std::string node_name;
   std::string kubeconfig;  // "" = in-cluster if available, else no API access

@@ -12,7 +12,7 @@
 namespace neuron::inventory {
 
 absl::StatusOr<sysfs::EmulationSpec> BuildEmulationSpec(const topology::Shape& shape, int lnc,
-                                                        sysfs::DriverLayout layout) {
+                                                        uint64_t scramble_seed) {
   // Validates lnc against the family; the logical count it computes is the runtime's business.
   NEURON_ASSIGN_OR_RETURN(const topology::NodeTopology topo,
                           topology::TopologyForShape(shape, lnc));
@@ -25,7 +25,7 @@ absl::StatusOr<sysfs::EmulationSpec> BuildEmulationSpec(const topology::Shape& s
   spec.pci_device_id = shape.pci_device_id;
   spec.devices = shape.devices;
   spec.cores_per_device = model->physical_cores;
-  spec.layout = layout;
+  spec.scramble_seed = scramble_seed;
   spec.lnc = lnc;
   spec.links = shape.links;
   spec.numa_nodes = std::max(1, shape.numa_nodes);
@@ -34,13 +34,14 @@ absl::StatusOr<sysfs::EmulationSpec> BuildEmulationSpec(const topology::Shape& s
 
 absl::StatusOr<std::string> PrepareEmulation(const std::string& instance_type,
                                              const std::string& dir, int lnc,
-                                             sysfs::DriverLayout layout) {
+                                             uint64_t scramble_seed) {
   const topology::Shape* shape = topology::FindShape(instance_type);
   if (shape == nullptr) {
     return absl::NotFoundError(
         absl::StrCat("unknown instance type for emulation: ", instance_type));
   }
-  NEURON_ASSIGN_OR_RETURN(const sysfs::EmulationSpec spec, BuildEmulationSpec(*shape, lnc, layout));
+  NEURON_ASSIGN_OR_RETURN(const sysfs::EmulationSpec spec,
+                          BuildEmulationSpec(*shape, lnc, scramble_seed));
   std::string root = dir;
   if (root.empty()) {
     const char* tmp = std::getenv("TMPDIR");
@@ -58,8 +59,9 @@ absl::StatusOr<std::string> PrepareEmulation(const std::string& instance_type,
                           sysfs::WriteEmulatedTree(root, spec));
   spdlog::info(
       "emulated host written instance_type={} devices={} physical_cores_per_device={} "
-      "driver_layout={} lnc_file={} root={}",
-      instance_type, addrs.size(), spec.cores_per_device, sysfs::DriverLayoutName(layout),
+      "sysfs_layout={} lnc_file={} root={}",
+      instance_type, addrs.size(), spec.cores_per_device,
+      scramble_seed == 0 ? std::string("driver-2.30.2") : absl::StrCat("scrambled:", scramble_seed),
       lnc > 0 ? std::to_string(lnc) : "none", root);
   return root;
 }

@@ -16,14 +16,14 @@ namespace neuron::inventory {
 // The driver's view of `shape`: cores_per_device = PHYSICAL cores (the driver is blind to LNC).
 // `lnc` (0 = not given) only decides what the runtime would see: it is written to the tree's
 // opt/aws/neuron/logical_nc_config. InvalidArgument for an LNC the family does not support.
-absl::StatusOr<sysfs::EmulationSpec> BuildEmulationSpec(
-    const topology::Shape& shape, int lnc = 0,
-    sysfs::DriverLayout layout = sysfs::DriverLayout::kCurrent);
+// `scramble_seed`: sysfs::EmulationSpec::scramble_seed (0 = driver 2.30.2's layout).
+absl::StatusOr<sysfs::EmulationSpec> BuildEmulationSpec(const topology::Shape& shape, int lnc = 0,
+                                                        uint64_t scramble_seed = 0);
 
 // Writes the tree of `instance_type` into `dir` ("" = a new mkdtemp dir under $TMPDIR or /tmp)
 // and returns the root to use as --host-root. NotFound for an unknown instance type.
-absl::StatusOr<std::string> PrepareEmulation(
-    const std::string& instance_type, const std::string& dir = "", int lnc = 0,
-    sysfs::DriverLayout layout = sysfs::DriverLayout::kCurrent);
+absl::StatusOr<std::string> PrepareEmulation(const std::string& instance_type,
+                                             const std::string& dir = "", int lnc = 0,
+                                             uint64_t scramble_seed = 0);
 
 }  // namespace neuron::inventory

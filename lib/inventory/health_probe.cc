@@ -1,6 +1,8 @@
 // File: lib/inventory/health_probe.cc
 #include "lib/inventory/health_probe.h"
 
+#include <algorithm>
+
 #include "lib/sysfs/neuron_driver.h"
 #include "spdlog/spdlog.h"
 
@@ -20,13 +22,39 @@ int Prepare(sysfs::FileProbe& files, const std::string& path) {
 
 }  // namespace
 
+const std::vector<std::string>& HealthCounters() {
+  static const auto* const k = [] {
+    auto* v = new std::vector<std::string>(sysfs::UncorrectableErrorCounters());
+    v->push_back(sysfs::leaf::kHwErrorEvent);
+    return v;
+  }();
+  return *k;
+}
+
 void HealthProbe::Reset(const std::vector<std::pair<int, std::string>>& devices) {
-  if (devices == devices_) return;
+  if (devices == devices_ && !refind_) return;
+  if (refind_) {
+    // Look again for what did not read: moved by a driver, or published late.
+    for (size_t i = 0; i < readings_.size(); ++i) {
+      for (size_t k = 0; k < readings_[i].counters.size(); ++k) {
+        if (readings_[i].class_dir && !readings_[i].counters[k]) {
+          leaves_.Forget(readings_[i].index, HealthCounters()[k]);
+        }
+      }
+    }
+  }
+  for (const auto& [index, address] : devices_) {
+    if (std::find(devices.begin(), devices.end(), std::make_pair(index, address)) ==
+        devices.end()) {
+      leaves_.ForgetDevice(index);
+    }
+  }
+  refind_ = false;
   devices_ = devices;
   files_.Clear();
   handles_.clear();
   readings_.clear();
-  const std::vector<std::string>& names = sysfs::UncorrectableErrorCounters();
+  const std::vector<std::string>& names = HealthCounters();
   for (const auto& [index, address] : devices_) {
     Files f;
     f.class_dir = Prepare(files_, sysfs::NeuronDeviceDir(index));
@@ -36,7 +64,8 @@ void HealthProbe::Reset(const std::vector<std::pair<int, std::string>>& devices)
       f.driver_link = Prepare(files_, pci + "/driver");
     }
     for (const std::string& name : names) {
-      f.counters.push_back(Prepare(files_, sysfs::UncorrectableCounterPath(fs_, index, name)));
+      const std::optional<std::string> path = leaves_.Find(index, name);
+      f.counters.push_back(path ? Prepare(files_, *path) : -1);
     }
     handles_.push_back(std::move(f));
     HealthReading r;
@@ -70,6 +99,11 @@ const std::vector<HealthReading>& HealthProbe::Read() {
       any_counter |= r.counters[k].has_value();
     }
     r.class_dir = any_counter || (f.class_dir >= 0 && files_.Exists(f.class_dir));
+    // Only the uncorrectable counters are always published; a missing hw_error_event is an
+    // older driver, not a moved node.
+    for (size_t k = 0; k < sysfs::UncorrectableErrorCounters().size(); ++k) {
+      if (r.class_dir && !r.counters[k]) refind_ = true;
+    }
   }
   return readings_;
 }

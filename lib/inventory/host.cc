@@ -27,7 +27,7 @@ absl::StatusOr<std::unique_ptr<WatchedHost>> OpenHost(const HostOptions& opts) {
   if (!opts.emulate.empty()) {
     if (absl::Status s = CheckNoRealDevices(opts.host_root); !s.ok()) return s;
     absl::StatusOr<std::string> r =
-        PrepareEmulation(opts.emulate, opts.emulate_dir, opts.lnc, opts.emulate_driver);
+        PrepareEmulation(opts.emulate, opts.emulate_dir, opts.lnc, opts.emulate_scramble);
     if (!r.ok()) return r.status();
     host->root = *r;
     spdlog::info("emulating instance_type={} root={}", opts.emulate, host->root);

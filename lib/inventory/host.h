@@ -14,7 +14,6 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "lib/inventory/watcher.h"
-#include "lib/sysfs/driver_layout.h"
 #include "lib/sysfs/fs.h"
 
 namespace neuron::inventory {
@@ -25,9 +24,9 @@ inline constexpr char kEmulatedDeviceNode[] = "/dev/null";
 
 struct HostOptions {
   std::string host_root = "/";
-  std::string emulate;      // instance type; "" = real hardware under host_root
-  std::string emulate_dir;  // where to write the emulated tree ("" = a new temp dir)
-  sysfs::DriverLayout emulate_driver = sysfs::DriverLayout::kCurrent;
+  std::string emulate;            // instance type; "" = real hardware under host_root
+  std::string emulate_dir;        // where to write the emulated tree ("" = a new temp dir)
+  uint64_t emulate_scramble = 0;  // sysfs::EmulationSpec::scramble_seed
   int lnc = 0;  // --lnc (0 = env NEURON_LOGICAL_NC_CONFIG, host file, family default)
   std::string node_name;
   absl::Duration poll_interval = absl::Seconds(5);          // full rescan

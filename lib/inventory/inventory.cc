@@ -3,8 +3,8 @@
 
 #include <algorithm>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "lib/sysfs/driver_layout.h"
 #include "lib/sysfs/neuron_driver.h"
 #include "lib/sysfs/parsers.h"
 #include "spdlog/spdlog.h"
@@ -52,6 +52,38 @@ struct Scanner::Reader {
   }
 
   std::optional<uint64_t> U64(const std::string& path) { return Read(path, sf::ParseU64); }
+
+  // Device `index`'s leaf `name` (sysfs/device_leaves.h), wherever the driver put it. A read
+  // failing at the remembered place searches again once. `required`: a missing leaf counts as
+  // an error (else an older driver or a disabled feature simply lacks it).
+  template <typename Parse>
+  auto Leaf(int index, absl::string_view name, Parse parse, bool required)
+      -> std::optional<typename decltype(parse(absl::string_view()))::value_type> {
+    for (int attempt = 0; attempt < 2; ++attempt) {
+      std::optional<std::string> path = s.leaves_.Find(index, name);
+      if (!path) break;
+      auto text = s.fs_.ReadFile(*path);
+      if (!text.ok() && absl::IsNotFound(text.status()) && attempt == 0) {
+        s.leaves_.Forget(index, name);  // moved (or gone): look again
+        continue;
+      }
+      if (!text.ok()) {
+        s.ReportError(*path, text.status());
+        return std::nullopt;
+      }
+      auto v = parse(absl::string_view(*text));
+      if (!v.ok()) {
+        s.ReportError(*path, v.status());
+        return std::nullopt;
+      }
+      return *std::move(v);
+    }
+    if (required) {
+      s.ReportError(absl::StrCat(sf::NeuronDeviceDir(index), "/", name),
+                    absl::NotFoundError("not found by name under the device directory"));
+    }
+    return std::nullopt;
+  }
 
   std::optional<std::string> Token(const std::string& path) { return Read(path, sf::ParseToken); }
 };
@@ -111,9 +143,8 @@ absl::StatusOr<Inventory> Scanner::Scan(bool rescan_pci) {
   if (fs_.Exists(sf::kNeuronModuleVersion)) {  // absent when the driver sets no MODULE_VERSION
     if (auto v = r.Token(sf::kNeuronModuleVersion)) inv.driver_version = *v;
   }
-  sf::DriverLayout layout_seen = sf::DriverLayout::kCurrent;
   for (int index : *indices) {
-    std::optional<Device> d = ReadDevice(r, index, layout_seen, inv);
+    std::optional<Device> d = ReadDevice(r, index, inv);
     if (!d) continue;
     inv.total_physical_cores += d->physical_cores;
     inv.devices.push_back(*std::move(d));
@@ -145,48 +176,49 @@ void Scanner::RefreshPci(const std::vector<int>& indices, bool rescan_pci) {
   last_indices_ = indices;
 }
 
-std::optional<Device> Scanner::ReadDevice(Reader& r, int index, sf::DriverLayout& layout_seen,
-                                          Inventory& inv) {
+std::optional<Device> Scanner::ReadDevice(Reader& r, int index, Inventory& inv) {
   const std::string dir = sf::NeuronDeviceDir(index);
-  const std::optional<sf::DriverLayout> detected = sf::DetectDriverLayout(fs_, index);
-  if (!detected && !fs_.Exists(dir)) return std::nullopt;  // vanished since the listing
-  // A device missing its core_count is read like its neighbours.
-  const sf::DriverLayout layout = detected.value_or(layout_seen);
-  layout_seen = layout;
-  const auto at = [&](sf::DeviceAttr a) { return sf::DeviceAttrPath(layout, index, a); };
+  if (!fs_.Exists(dir)) {  // vanished since the listing
+    leaves_.ForgetDevice(index);
+    return std::nullopt;
+  }
+  namespace leaf = sf::leaf;
   Device d;
   d.index = index;
-  if (detected) d.driver_layout = sf::DriverLayoutName(*detected);
-  if (auto cc = r.Read(at(sf::DeviceAttr::kCoreCount), sf::ParseCoreCount)) {
-    d.physical_cores = *cc;
-  }
-  if (auto links = r.Read(at(sf::DeviceAttr::kConnectedDevices), sf::ParseConnectedDevices)) {
+  if (auto cc = r.Leaf(index, leaf::kCoreCount, sf::ParseCoreCount, true)) d.physical_cores = *cc;
+  if (auto links = r.Leaf(index, leaf::kConnectedDevices, sf::ParseConnectedDevices, true)) {
     d.connected = *links;
   }
   FillPciIdentity(d);
-  if (auto a = r.Token(dir + "/info/architecture/arch_type")) d.arch_type = *a;
-  if (auto a = r.Token(dir + "/info/architecture/device_name")) d.device_name = *a;
-  if (auto a = r.Token(dir + "/info/architecture/instance_type")) {
+  if (auto a = r.Leaf(index, leaf::kArchType, sf::ParseToken, true)) d.arch_type = *a;
+  if (auto a = r.Leaf(index, leaf::kDeviceName, sf::ParseToken, true)) d.device_name = *a;
+  if (auto a = r.Leaf(index, leaf::kInstanceType, sf::ParseToken, true)) {
     if (inv.driver_instance_type.empty()) inv.driver_instance_type = *a;
   }
-  if (fs_.Exists(dir + "/info/serial_number")) {
-    // The driver prints an empty line when the firmware read fails: not an error of ours.
-    auto sn = fs_.ReadFile(dir + "/info/serial_number");
-    if (sn.ok()) {
-      if (auto t = sf::ParseToken(*sn); t.ok()) d.serial_number = *t;
+  // Inferentia has no serial; the driver prints an empty line when the firmware read fails.
+  if (auto sn = FindLeaf(index, leaf::kSerialNumber)) {
+    if (auto text = fs_.ReadFile(*sn); text.ok()) {
+      if (auto t = sf::ParseToken(*text); t.ok()) d.serial_number = *t;
     }
   }
-  const std::string hw = at(sf::DeviceAttr::kHardwareDir);
-  for (const std::string& name : r.List(hw)) {
-    if (auto v = r.U64(absl::StrCat(hw, "/", name))) d.hardware[name] = *v;
+  for (const std::string& name : sf::HardwareCounterNames()) {
+    // The corrected counters came with driver 2.30; the uncorrected ones are always there.
+    const bool required = absl::StrContains(name, "uncorrected");
+    if (auto v = r.Leaf(index, name, sf::ParseU64, required)) d.hardware[name] = *v;
   }
-  const std::string host = at(sf::DeviceAttr::kHostMemDir);
-  for (const std::string& cat : r.List(host)) {
-    if (auto v = r.U64(absl::StrCat(host, "/", cat, "/present"))) d.host_mem[cat] = *v;
+  ReadHealthStatus(r, index, d);
+  if (auto host = FindLeaf(index, leaf::kHostMem)) {
+    for (const std::string& cat : r.List(*host)) {
+      if (auto v = r.U64(absl::StrCat(*host, "/", cat, "/present"))) d.host_mem[cat] = *v;
+    }
+  } else {
+    ReportError(absl::StrCat(dir, "/", leaf::kHostMem),
+                absl::NotFoundError("not found by name under the device directory"));
   }
-  if (auto p = r.ReadOptional(at(sf::DeviceAttr::kPowerUtilization), sf::ParsePowerUtilization)) {
+  if (auto p = r.Leaf(index, leaf::kPowerUtilization, sf::ParsePowerUtilization, false)) {
     if (p->valid) d.power_utilization = p->avg;
   }
+  d.sysfs_paths = leaves_.Places(index);
   auto cores = sf::ListNeuronCoreIndices(fs_, index);
   if (!cores.ok()) {
     ReportError(dir, cores.status());
@@ -194,6 +226,27 @@ std::optional<Device> Scanner::ReadDevice(Reader& r, int index, sf::DriverLayout
     for (int c : *cores) d.cores.push_back(ReadCore(r, sf::NeuronCoreDir(index, c), c));
   }
   return d;
+}
+
+std::optional<std::string> Scanner::FindLeaf(int index, absl::string_view name) {
+  std::optional<std::string> path = leaves_.Find(index, name);
+  if (path && !fs_.Exists(*path)) {  // moved since it was found
+    leaves_.Forget(index, name);
+    path = leaves_.Find(index, name);
+  }
+  return path;
+}
+
+void Scanner::ReadHealthStatus(Reader& r, int index, Device& d) {
+  namespace leaf = sf::leaf;
+  for (const char* name :
+       {leaf::kHbmEccErrCount, leaf::kRepairableHbmEccErrCount, leaf::kSramEccErrCount,
+        leaf::kHwErrorEvent, leaf::kHealthcheckHeartbeat}) {
+    if (auto v = r.Leaf(index, name, sf::ParseU64, false)) d.health_status[name] = *v;
+  }
+  if (auto u = r.Leaf(index, leaf::kUnhealthyComponents, sf::ParseUnhealthyComponents, false)) {
+    d.unhealthy_components = *u;
+  }
 }
 
 void Scanner::FillPciIdentity(Device& d) const {

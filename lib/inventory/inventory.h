@@ -23,7 +23,7 @@
 
 #include "absl/status/statusor.h"
 #include "lib/inventory/lnc.h"
-#include "lib/sysfs/driver_layout.h"
+#include "lib/sysfs/device_leaves.h"
 #include "lib/sysfs/fs.h"
 #include "lib/sysfs/pci.h"
 #include "lib/topology/topology.h"
@@ -64,7 +64,13 @@ struct Device {
   std::string arch_type = {};    // info/architecture/arch_type ("NDv2")
   std::string device_name = {};  // info/architecture/device_name ("Trainium1")
   std::string serial_number = {};
-  std::string driver_layout = {};  // "legacy" / "current" (sysfs/driver_layout.h); "" unknown
+  // Driver health status (stats/hardware/health_status, drivers 2.28+ when enabled): the leaf
+  // name (sysfs/device_leaves.h) -> its value; empty when the driver does not publish it.
+  std::map<std::string, uint64_t> health_status = {};
+  // What the driver's unhealthy_components lists ("" = nothing, or not published).
+  std::string unhealthy_components = {};
+  // Where each device-level leaf was found, relative to neuronN/ (leaf name -> path).
+  std::map<std::string, std::string> sysfs_paths = {};
   bool present = true;  // false: kept in the snapshot only to report it unhealthy (watcher)
 };
 
@@ -116,9 +122,12 @@ class Scanner {
   // Re-enumerates PCI and maps neuronN to PCI addresses when asked or when `indices` changed.
   void RefreshPci(const std::vector<int>& indices, bool rescan_pci);
   // neuronN as the driver shows it; nullopt if its directory vanished since the listing.
-  // `layout_seen` is the layout of the devices read before, for one missing its core_count.
-  std::optional<Device> ReadDevice(Reader& r, int index, sysfs::DriverLayout& layout_seen,
-                                   Inventory& inv);
+  std::optional<Device> ReadDevice(Reader& r, int index, Inventory& inv);
+  // The path of a leaf read without Reader::Leaf (a directory, an optional value), checked to
+  // still be there, else looked for again.
+  std::optional<std::string> FindLeaf(int index, absl::string_view name);
+  // The health_status leaves the driver publishes, into d.health_status/unhealthy_components.
+  void ReadHealthStatus(Reader& r, int index, Device& d);
   // The PCI identity (address, device ID, NUMA node, bound driver) of neuronN, if known.
   void FillPciIdentity(Device& d) const;
   // opts.instance_type, else DMI's product name, else the only shape that fits the devices.
@@ -128,6 +137,7 @@ class Scanner {
 
   const sysfs::Fs& fs_;
   ScanOptions opts_;
+  sysfs::DeviceLeafLocator leaves_{fs_};
   bool have_pci_ = false;
   std::vector<int> last_indices_;
   std::vector<sysfs::PciDevice> pci_;

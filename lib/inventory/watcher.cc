@@ -5,6 +5,8 @@
 #include <thread>
 #include <tuple>
 
+#include "absl/strings/str_cat.h"
+#include "lib/sysfs/device_leaves.h"
 #include "lib/sysfs/neuron_driver.h"
 #include "spdlog/spdlog.h"
 
@@ -14,6 +16,20 @@ namespace {
 constexpr char kVanished[] = "vanished";
 constexpr char kUnbound[] = "driver unbound";
 constexpr char kEcc[] = "uncorrectable ECC error";
+constexpr char kHwErrorEvent[] = "hardware error event";
+
+const char* ReasonForCounter(const std::string& name) {
+  return name == sysfs::leaf::kHwErrorEvent ? kHwErrorEvent : kEcc;
+}
+
+// Puts the k-th health counter's value where the snapshot keeps it.
+void StoreCounter(Device& d, const std::string& name, uint64_t v) {
+  if (name == sysfs::leaf::kHwErrorEvent) {
+    d.health_status[name] = v;
+  } else {
+    d.hardware[name] = v;
+  }
+}
 
 // What a subscriber cares about: the device set and each device's health (not counters).
 auto Shape(const Inventory& inv) {
@@ -39,7 +55,7 @@ Watcher::Watcher(const sysfs::Fs& fs, Clock& clock, WatcherOptions opts)
 bool Watcher::ApplyPresent(int index, Track& t, bool bound,
                            absl::FunctionRef<std::optional<uint64_t>(size_t)> counter,
                            absl::Time now, bool* counters_moved) {
-  const std::vector<std::string>& names = sysfs::UncorrectableErrorCounters();
+  const std::vector<std::string>& names = HealthCounters();
   const char* bad = bound ? nullptr : kUnbound;
   t.last_counters.resize(names.size());
   for (size_t k = 0; k < names.size(); ++k) {
@@ -47,9 +63,9 @@ bool Watcher::ApplyPresent(int index, Track& t, bool bound,
     if (!v) continue;  // unreadable now: keep the baseline
     std::optional<uint64_t>& last = t.last_counters[k];
     if (last && *v > *last) {
-      spdlog::warn("uncorrectable error counter rose device={} counter={} from={} to={}", index,
-                   names[k], *last, *v);
-      if (bad == nullptr) bad = kEcc;
+      spdlog::warn("health counter rose device={} counter={} from={} to={}", index, names[k], *last,
+                   *v);
+      if (bad == nullptr) bad = ReasonForCounter(names[k]);
     }
     if (last != v && counters_moved != nullptr) *counters_moved = true;
     last = v;  // a decrease (counter cleared) is a new baseline
@@ -57,8 +73,12 @@ bool Watcher::ApplyPresent(int index, Track& t, bool bound,
   if (bad != nullptr) {
     t.last_bad = now;
     if (t.reason != bad) t.reason = bad;
+  } else if (!t.driver_bad.empty()) {
+    t.last_bad = now;  // stands as long as the driver says so
+    if (t.reason != t.driver_bad) t.reason = t.driver_bad;
   }
-  const bool healthy = bad == nullptr && now - t.last_bad >= opts_.healthy_after;
+  const bool healthy =
+      bad == nullptr && t.driver_bad.empty() && now - t.last_bad >= opts_.healthy_after;
   const bool changed = healthy != t.healthy || !t.present || bound != t.bound;
   if (healthy != t.healthy) {
     spdlog::info("device health changed device={} healthy={} reason=\"{}\"", index, healthy,
@@ -69,6 +89,47 @@ bool Watcher::ApplyPresent(int index, Track& t, bool bound,
   t.bound = bound;
   t.pci_present = true;
   return changed;
+}
+
+void Watcher::ApplyDriverStatus(int index, Track& t, const Device& d, absl::Time now) {
+  std::string standing;
+  if (!d.unhealthy_components.empty()) {
+    standing = absl::StrCat("driver reports unhealthy components: ", d.unhealthy_components);
+  }
+  for (const char* name : {sysfs::leaf::kHbmEccErrCount, sysfs::leaf::kSramEccErrCount}) {
+    auto it = d.health_status.find(name);
+    if (it == d.health_status.end()) continue;
+    auto last = t.last_status.find(name);
+    if (last != t.last_status.end() && it->second > last->second) {
+      spdlog::warn("driver health status counter rose device={} counter={} from={} to={}", index,
+                   name, last->second, it->second);
+      t.last_bad = now;
+      t.reason = absl::StrCat(kEcc, " (driver health status ", name, ")");
+    }
+    t.last_status[name] = it->second;
+  }
+  if (auto hb = d.health_status.find(sysfs::leaf::kHealthcheckHeartbeat);
+      hb != d.health_status.end()) {
+    if (t.heartbeat && *t.heartbeat != hb->second) {
+      t.heartbeat_ever_moved = true;
+      t.heartbeat_moved = now;
+    }
+    if (!t.heartbeat) t.heartbeat_moved = now;
+    t.heartbeat = hb->second;
+    if (standing.empty() && t.heartbeat_ever_moved &&
+        now - t.heartbeat_moved >= opts_.heartbeat_timeout) {
+      standing = absl::StrCat("driver health heartbeat stopped (unchanged for ",
+                              absl::FormatDuration(now - t.heartbeat_moved), ")");
+    }
+  }
+  if (standing != t.driver_bad) {
+    if (standing.empty()) {
+      spdlog::info("driver health status clear again device={}", index);
+    } else {
+      spdlog::warn("driver health status device={} reason=\"{}\"", index, standing);
+    }
+    t.driver_bad = std::move(standing);
+  }
 }
 
 bool Watcher::ApplyGone(int index, Track& t, bool pci_present, absl::Time now) {
@@ -84,6 +145,10 @@ bool Watcher::ApplyGone(int index, Track& t, bool pci_present, absl::Time now) {
   t.pci_present = pci_present;
   t.last_bad = now;
   for (auto& c : t.last_counters) c.reset();  // a re-probed device starts a new baseline
+  t.last_status.clear();
+  t.heartbeat.reset();
+  t.heartbeat_ever_moved = false;
+  t.driver_bad.clear();
   return changed;
 }
 
@@ -98,7 +163,6 @@ bool Watcher::Poll() {
   }
   Inventory inv = *std::move(scanned);
   inv.read_errors = scanner_.read_errors();
-  const std::vector<std::string>& names = sysfs::UncorrectableErrorCounters();
 
   absl::MutexLock health_lock(&health_mu_);
   // Watch the scanned devices and the ones seen before (kept as ghosts), then judge all of them
@@ -121,10 +185,11 @@ bool Watcher::Poll() {
       Device& d = it->second;
       if (r.has_pci) d.driver = r.driver;
       t.driver = d.driver;
+      ApplyDriverStatus(r.index, t, d, now);
       ApplyPresent(
           r.index, t, !r.has_pci || r.bound, [&](size_t k) { return r.counters[k]; }, now, nullptr);
-      for (size_t k = 0; k < names.size(); ++k) {
-        if (r.counters[k]) d.hardware[names[k]] = *r.counters[k];
+      for (size_t k = 0; k < r.counters.size(); ++k) {
+        if (r.counters[k]) StoreCounter(d, HealthCounters()[k], *r.counters[k]);
       }
       d.healthy = t.healthy;
       d.unhealthy_reason = t.healthy ? "" : t.reason;
@@ -175,7 +240,7 @@ bool Watcher::PollHealth() {
     if (changed) {
       // Patch the last snapshot with what the fast path saw (allocates only on a change).
       Inventory inv = Current();
-      const std::vector<std::string>& names = sysfs::UncorrectableErrorCounters();
+      const std::vector<std::string>& names = HealthCounters();
       for (Device& d : inv.devices) {
         auto it = tracks_.find(d.index);
         if (it == tracks_.end()) continue;
@@ -185,7 +250,7 @@ bool Watcher::PollHealth() {
         d.unhealthy_reason = t.healthy ? "" : t.reason;
         if (t.present) {
           for (size_t k = 0; k < names.size() && k < t.last_counters.size(); ++k) {
-            if (t.last_counters[k]) d.hardware[names[k]] = *t.last_counters[k];
+            if (t.last_counters[k]) StoreCounter(d, names[k], *t.last_counters[k]);
           }
           if (!d.pci_address.empty()) d.driver = t.driver;
         } else if (!t.pci_present) {

@@ -12,9 +12,17 @@
 //                                   PCI function is still there
 //   * unhealthy "uncorrectable ECC error"  a counter of sysfs::UncorrectableErrorCounters()
 //                                   rose since the previous poll (not its absolute value: the
-//                                   counters are cumulative since boot)
-//   * healthy again once the device is present and bound and no counter has risen for
-//     `healthy_after` (measured on the injected Clock; checked on both paces).
+//                                   counters are cumulative since boot); "hardware error event"
+//                                   for the driver's hw_error_event (both paces)
+//   * from the driver's own health status (drivers 2.28+, when it publishes it; full rescan):
+//       "driver reports unhealthy components: <list>"   unhealthy_components lists something
+//                                   (as long as it does);
+//       "uncorrectable ECC error (driver health status <leaf>)"  hbm/sram_ecc_err_count rose;
+//       "driver health heartbeat stopped"  healthcheck_heartbeat moved before and has not moved
+//                                   for `heartbeat_timeout` (a heartbeat never seen moving is
+//                                   not judged: the driver may not run its health check)
+//   * healthy again once the device is present and bound, the driver lists nothing and no
+//     counter has risen for `healthy_after` (measured on the injected Clock; both paces).
 // Devices that were seen once and then disappear stay in the snapshot with present=false.
 //
 //   Watcher w(*fs, Clock::Real(), {});
@@ -45,6 +53,8 @@ struct WatcherOptions {
   absl::Duration health_interval = absl::Milliseconds(50);  // fast path; <= 0 = off
   absl::Duration healthy_after = absl::Seconds(30);  // quiet period before unhealthy -> healthy
   ScanOptions scan = {};                             // node name, known instance type
+  // How long the driver's healthcheck_heartbeat may stand still, once seen moving.
+  absl::Duration heartbeat_timeout = absl::Minutes(2);
 };
 
 class Watcher {
@@ -71,7 +81,7 @@ class Watcher {
 
  private:
   struct Track {                                         // health memory per device index
-    std::vector<std::optional<uint64_t>> last_counters;  // per UncorrectableErrorCounters()
+    std::vector<std::optional<uint64_t>> last_counters;  // per HealthCounters()
     absl::Time last_bad = absl::InfinitePast();          // last poll that saw a fault
     bool healthy = true;
     bool present = true;      // class dir as last read
@@ -80,9 +90,19 @@ class Watcher {
     std::string driver;       // driver link's last component as last read
     std::string reason;
     Device last_seen;
+    // The driver's health status as of the last full rescan.
+    std::string driver_bad;                       // a standing reason; "" = nothing standing
+    std::map<std::string, uint64_t> last_status;  // health_status counters last seen
+    std::optional<uint64_t> heartbeat;            // healthcheck_heartbeat last seen
+    absl::Time heartbeat_moved = absl::InfinitePast();
+    bool heartbeat_ever_moved = false;
   };
+  // Judges the driver's health status of a freshly scanned device into t (driver_bad, and
+  // last_bad/reason for a rising ECC count).
+  void ApplyDriverStatus(int index, Track& t, const Device& d, absl::Time now)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(health_mu_);
   // The health rules; each returns true when the device's health or presence changed.
-  // `counter(k)` is the k-th uncorrectable counter as read now (nullopt = not readable).
+  // `counter(k)` is the k-th of HealthCounters() as read now (nullopt = not readable).
   bool ApplyPresent(int index, Track& t, bool bound,
                     absl::FunctionRef<std::optional<uint64_t>(size_t)> counter, absl::Time now,
                     bool* counters_moved) ABSL_EXCLUSIVE_LOCKS_REQUIRED(health_mu_);

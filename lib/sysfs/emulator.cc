@@ -12,10 +12,13 @@
 #include <fstream>
 #include <system_error>
 
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "lib/base/status_macros.h"
+#include "lib/sysfs/device_leaves.h"
 #include "lib/sysfs/emulator_internal.h"
 #include "lib/sysfs/neuron_driver.h"
 
@@ -142,6 +145,43 @@ absl::Status WriteCore(TreeWriter& w, const std::string& dev, const Arch& arch, 
     NEURON_RETURN_IF_ERROR(w.File(d + "/present", "0\n"));
   }
   return absl::OkStatus();
+}
+
+// What the health_status directory of a healthy device holds (driver 2.30.2: counters read
+// from firmware registers, "%u\n"). The heartbeat is left still: a reader must not call a
+// heartbeat that never moved stopped. unhealthy_components lists nothing.
+std::vector<std::pair<std::string, std::string>> HealthStatusFiles() {
+  return {{"hbm_ecc_err_count", "0\n"},   {"repairable_hbm_ecc_err_count", "0\n"},
+          {"sram_ecc_err_count", "0\n"},  {"hw_error_event", "0\n"},
+          {"unhealthy_components", "\n"}, {"healthcheck_heartbeat", "1\n"}};
+}
+
+// FNV-1a: a placement that is the same on every build and platform for a given seed.
+uint64_t Fnv1a(absl::string_view s, uint64_t h) {
+  for (char c : s) {
+    h ^= static_cast<unsigned char>(c);
+    h *= 0x100000001b3ULL;
+  }
+  return h;
+}
+
+// Where a scrambled tree puts `leaf`: one of these directories below neuronN/ (none of their
+// components is a leaf's name, so nothing collides), chosen by the seed and the leaf's name.
+std::string ScrambledPlace(uint64_t seed, const DeviceLeaf& leaf) {
+  static constexpr const char* kDirs[] = {
+      "",
+      "info",
+      "stats",
+      "info/architecture",
+      "stats/device",
+      "stats/misc",
+      "stats/device/hardware",
+      "status/health/nodes",
+      "misc",
+  };
+  const uint64_t h = Fnv1a(leaf.name, seed * 0x9e3779b97f4a7c15ULL + 0xcbf29ce484222325ULL);
+  const std::string dir = kDirs[h % (sizeof(kDirs) / sizeof(kDirs[0]))];
+  return dir.empty() ? leaf.name : absl::StrCat(dir, "/", leaf.name);
 }
 
 }  // namespace
@@ -274,10 +314,10 @@ absl::Status WriteNeuronDevice(TreeWriter& w, const std::string& root, const Emu
   if (index < static_cast<int>(spec.links.size())) {
     for (int l : spec.links[static_cast<size_t>(index)]) links.push_back(absl::StrCat(l));
   }
-  const auto at = [&spec](DeviceAttr a) { return DeviceAttrRelPath(spec.layout, a); };
-  const std::pair<std::string, std::string> files[] = {
-      {at(DeviceAttr::kCoreCount), absl::StrCat(spec.cores_per_device)},  // no newline
-      {at(DeviceAttr::kConnectedDevices), absl::StrCat(absl::StrJoin(links, ", "), "\n")},
+  // Device-level files by their driver 2.30.2 place; EmulatedLeafPath moves the leaves.
+  std::vector<std::pair<std::string, std::string>> files = {
+      {"core_count", absl::StrCat(spec.cores_per_device)},  // no newline
+      {"connected_devices", absl::StrCat(absl::StrJoin(links, ", "), "\n")},
       {"reset", "0\n"},
       {"dev", absl::StrCat(kNeuronMajor, ":", index, "\n")},
       {"uevent",
@@ -286,25 +326,31 @@ absl::Status WriteNeuronDevice(TreeWriter& w, const std::string& root, const Emu
       {"info/architecture/arch_type", absl::StrCat(arch.nd, "\n")},
       {"info/architecture/instance_type", absl::StrCat(arch.instance, "\n")},
       {"info/architecture/device_name", absl::StrCat(arch.device_name, "\n")},
-      {at(DeviceAttr::kPowerUtilization),
+      {"stats/power/utilization",
        absl::StrFormat("POWER_STATUS_VALID,%d,10.00,%d.50,%d.25\n", 1700000000 + index,
                        40 + index % 10, 20 + index % 10)},
   };
-  for (const auto& [name, contents] : files) {
-    NEURON_RETURN_IF_ERROR(w.File(absl::StrCat(dev, "/", name), contents));
-  }
   if (arch.has_serial) {
-    NEURON_RETURN_IF_ERROR(w.File(dev + "/info/serial_number",
-                                  absl::StrFormat("%016x\n", 0x5e5a000000000000ULL + index)));
+    files.emplace_back("info/serial_number",
+                       absl::StrFormat("%016x\n", 0x5e5a000000000000ULL + index));
   }
   for (const std::string& c : HardwareCounterNames()) {
-    NEURON_RETURN_IF_ERROR(
-        w.File(absl::StrCat(dev, "/", at(DeviceAttr::kHardwareDir), "/", c), "0\n"));
+    files.emplace_back(absl::StrCat("stats/hardware/", c), "0\n");
+  }
+  for (const auto& [name, contents] : HealthStatusFiles()) {
+    files.emplace_back(absl::StrCat("stats/hardware/health_status/", name), contents);
   }
   uint64_t k = 1;
   for (const std::string& cat : HostMemCategories()) {
+    const std::string dir = absl::StrCat("stats/memory_usage/host_mem/", cat);
+    const uint64_t present = (k++) << 12;
+    files.emplace_back(dir + "/total", absl::StrCat(present * 3, "\n"));
+    files.emplace_back(dir + "/present", absl::StrCat(present, "\n"));
+    files.emplace_back(dir + "/peak", absl::StrCat(present * 2, "\n"));
+  }
+  for (const auto& [rel, contents] : files) {
     NEURON_RETURN_IF_ERROR(
-        WriteMem(w, absl::StrCat(dev, "/", at(DeviceAttr::kHostMemDir), "/", cat), (k++) << 12));
+        w.File(absl::StrCat(dev, "/", EmulatedLeafPath(spec.scramble_seed, rel)), contents));
   }
   for (int core = 0; core < spec.cores_per_device; ++core) {
     NEURON_RETURN_IF_ERROR(WriteCore(w, dev, arch, index, core));
@@ -316,15 +362,14 @@ absl::Status WriteNeuronDevice(TreeWriter& w, const std::string& root, const Emu
   return w.File(Join(root, NeuronDevNode(index)), "");
 }
 
-DriverLayout RecordedLayout(const std::string& root) {
+uint64_t RecordedScrambleSeed(const std::string& root) {
   std::ifstream in(Join(root, kMarker));
   std::string line;
+  uint64_t seed = 0;
   while (std::getline(in, line)) {
-    if (line.rfind("layout=", 0) == 0) {
-      return ParseDriverLayout(line.substr(7)).value_or(DriverLayout::kCurrent);
-    }
+    if (line.rfind("scramble=", 0) == 0 && absl::SimpleAtoi(line.substr(9), &seed)) return seed;
   }
-  return DriverLayout::kCurrent;
+  return 0;
 }
 
 absl::Status RemoveNeuronDevice(const std::string& root, int index) {
@@ -337,6 +382,19 @@ absl::Status RemoveNeuronDevice(const std::string& root, int index) {
 
 std::string EmulatedPciAddress(int index) {
   return absl::StrFormat("0000:%02x:%02x.0", 0x10 + index / 4, 0x1b + index % 4);
+}
+
+std::string EmulatedLeafPath(uint64_t scramble_seed, const std::string& known_rel) {
+  if (scramble_seed == 0) return known_rel;
+  for (const DeviceLeaf& leaf : DeviceLeaves()) {
+    const absl::string_view known = leaf.known;
+    if (known_rel == known) return emulator_internal::ScrambledPlace(scramble_seed, leaf);
+    if (leaf.is_dir && absl::StartsWith(known_rel, absl::StrCat(known, "/"))) {
+      return absl::StrCat(emulator_internal::ScrambledPlace(scramble_seed, leaf),
+                          known_rel.substr(known.size()));
+    }
+  }
+  return known_rel;
 }
 
 absl::StatusOr<std::vector<std::string>> WriteEmulatedTree(const std::string& root,
@@ -369,7 +427,7 @@ absl::StatusOr<std::vector<std::string>> WriteEmulatedTree(const std::string& ro
   NEURON_RETURN_IF_ERROR(ei::RemoveAll(ei::Join(root, "sys")));
   NEURON_RETURN_IF_ERROR(ei::RemoveAll(ei::Join(root, "dev")));
   NEURON_RETURN_IF_ERROR(ei::WriteFileAtomic(
-      marker, absl::StrCat(spec.instance_type, "\nlayout=", DriverLayoutName(spec.layout), "\n")));
+      marker, absl::StrCat(spec.instance_type, "\nscramble=", spec.scramble_seed, "\n")));
   // The runtime's LNC, where EKS node user data writes it (aws-neuron-sdk
   // deploy/eks/prerequisites.rst). Written only when asked, so the default path is exercised too.
   const std::string lnc_file = ei::Join(root, "opt/aws/neuron/logical_nc_config");
@@ -391,10 +449,10 @@ absl::StatusOr<std::vector<std::string>> WriteEmulatedTree(const std::string& ro
       ei::Join(root, "sys/devices/virtual/dmi/id/product_name"), spec.instance_type + "\n"));
   NEURON_RETURN_IF_ERROR(
       ei::MakeSymlink("../../devices/virtual/dmi/id", ei::Join(root, "sys/class/dmi/id")));
-  // A driver release of the tree's layout (2.31 moved nodes; NEURON.md).
-  NEURON_RETURN_IF_ERROR(
-      ei::WriteFileAtomic(ei::Join(root, kNeuronModuleVersion),
-                          spec.layout == DriverLayout::kLegacy ? "2.30.2.0\n" : "2.31.7.0\n"));
+  // The driver release whose layout this is; a scrambled tree stands for 2.31+, whose layout
+  // we do not know (NEURON.md §5).
+  NEURON_RETURN_IF_ERROR(ei::WriteFileAtomic(
+      ei::Join(root, kNeuronModuleVersion), spec.scramble_seed == 0 ? "2.30.2.0\n" : "2.31.7.0\n"));
   std::vector<std::string> addrs;
   ei::TreeWriter w(/*atomic=*/false);
   for (int i = 0; i < spec.devices; ++i) {

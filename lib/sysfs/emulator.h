@@ -15,9 +15,10 @@
 //       and driver -> ../../../bus/pci/drivers/neuron-driver
 //   sys/bus/pci/devices/<addr> -> ../../../devices/pci0000:BB/<addr>
 //   sys/bus/pci/drivers/neuron-driver/<addr> -> ../../../../devices/pci0000:BB/<addr>
-//   sys/devices/virtual/neuron_device/neuronI/... every attribute and counter of NEURON.md §5,
-//       device attributes placed per spec.layout (driver_layout.h), one neuron_coreM per
-//       PHYSICAL core
+//   sys/devices/virtual/neuron_device/neuronI/... every attribute and counter of NEURON.md §5
+//       as driver 2.30.2 publishes them (health_status included), one neuron_coreM per
+//       PHYSICAL core; with spec.scramble_seed the device-level leaves (device_leaves.h) are
+//       moved to other directories of the device, as a driver with an unknown layout would
 //   sys/class/neuron_device/neuronI -> ../../devices/virtual/neuron_device/neuronI
 //   dev/neuronI (placeholder regular file)
 //   opt/aws/neuron/logical_nc_config when spec.lnc > 0
@@ -32,7 +33,6 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "lib/sysfs/driver_layout.h"
 
 namespace neuron::sysfs {
 
@@ -43,8 +43,10 @@ struct EmulationSpec {  // built from a topology::Shape by inventory (or by test
   int cores_per_device = 0;  // PHYSICAL cores, as the driver's core_count reports them
   std::vector<std::vector<int>> links = {};
   int numa_nodes = 1;
-  // Where the driver puts its nodes (driver_layout.h): current (2.31+) or legacy.
-  DriverLayout layout = DriverLayout::kCurrent;
+  // 0: driver 2.30.2's layout. Otherwise every device-level leaf (device_leaves.h) is put in a
+  // directory chosen from this seed (the same for every device), so a reader that finds leaves
+  // by name can be checked against a layout it was never told about.
+  uint64_t scramble_seed = 0;
   // The driver is blind to LNC; the runtime reads it from the host. > 0 writes
   // opt/aws/neuron/logical_nc_config ("NEURON_LOGICAL_NC_CONFIG=<lnc>"), as EKS user data does;
   // 0 writes no file (the family default applies).
@@ -61,12 +63,17 @@ absl::StatusOr<std::vector<std::string>> WriteEmulatedTree(const std::string& ro
 // The address WriteEmulatedTree gives device `index`: sorted address order == index order.
 std::string EmulatedPciAddress(int index);
 
+// Where a tree written with `scramble_seed` puts the leaf that driver 2.30.2 has at
+// `known_rel` (a path below neuronN/, or below a leaf directory such as host_mem). Paths of no
+// leaf come back unchanged.
+std::string EmulatedLeafPath(uint64_t scramble_seed, const std::string& known_rel);
+
 namespace emulation {
 
 // Writes `value` + "\n" to sys/devices/virtual/neuron_device/neuron<device>/<relative_path>,
 // e.g. "stats/hardware/mem_ecc_uncorrected" or "neuron_core0/stats/status/failure/total".
-// Relative paths are given in legacy-layout terms and mapped to the tree's layout (recorded in
-// the tree by WriteEmulatedTree), so fault injection reads the same under both layouts.
+// Relative paths are given as driver 2.30.2 places them and mapped to where the tree put them
+// (its scramble seed is recorded in the tree), so fault injection reads the same either way.
 // NotFound if the device (or the file's directory) does not exist.
 absl::Status SetCounter(const std::string& root, int device, const std::string& relative_path,
                         uint64_t value);

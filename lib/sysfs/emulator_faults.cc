@@ -24,7 +24,7 @@ absl::StatusOr<std::string> AttributePath(const std::string& root, int device,
   if (!std::filesystem::is_directory(dev, ec)) {
     return absl::NotFoundError(absl::StrCat("no emulated neuron device ", device, " at ", root));
   }
-  return absl::StrCat(dev, "/", TranslateLegacyRelPath(ei::RecordedLayout(root), *rel));
+  return absl::StrCat(dev, "/", EmulatedLeafPath(ei::RecordedScrambleSeed(root), *rel));
 }
 
 }  // namespace

@@ -8,7 +8,6 @@
 #include <string>
 
 #include "absl/status/status.h"
-#include "lib/sysfs/driver_layout.h"
 #include "lib/sysfs/emulator.h"
 
 namespace neuron::sysfs::emulator_internal {
@@ -50,8 +49,8 @@ absl::Status WritePciFunction(TreeWriter& w, const std::string& root, const Emul
 // Writes sys/devices/virtual/neuron_device/neuron<index>, its class link and dev/neuron<index>.
 absl::Status WriteNeuronDevice(TreeWriter& w, const std::string& root, const EmulationSpec& spec,
                                int index);
-// The layout recorded in root's marker file (kCurrent when unreadable).
-DriverLayout RecordedLayout(const std::string& root);
+// The scramble seed recorded in root's marker file (0 when unreadable).
+uint64_t RecordedScrambleSeed(const std::string& root);
 // Removes what WriteNeuronDevice wrote.
 absl::Status RemoveNeuronDevice(const std::string& root, int index);
 

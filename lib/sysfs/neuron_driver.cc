@@ -7,7 +7,6 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
-#include "lib/sysfs/driver_layout.h"
 #include "spdlog/spdlog.h"
 
 namespace neuron::sysfs {
@@ -53,7 +52,8 @@ std::string PciFunctionDir(const std::string& address) {
 
 const std::vector<std::string>& HardwareCounterNames() {
   static const auto* const k = new std::vector<std::string>{
-      "mem_ecc_uncorrected", "mem_ecc_repairable_uncorrected", "sram_ecc_uncorrected"};
+      "mem_ecc_uncorrected", "mem_ecc_repairable_uncorrected", "sram_ecc_uncorrected",
+      "mem_ecc_corrected", "sram_ecc_corrected"};  // the corrected ones since driver 2.30
   return *k;
 }
 
@@ -121,11 +121,6 @@ const std::vector<std::string>& UncorrectableErrorCounters() {
   static const auto* const k =
       new std::vector<std::string>{"mem_ecc_uncorrected", "sram_ecc_uncorrected"};
   return *k;
-}
-
-std::string UncorrectableCounterPath(const Fs& fs, int index, const std::string& name) {
-  const DriverLayout layout = DetectDriverLayout(fs, index).value_or(DriverLayout::kCurrent);
-  return absl::StrCat(DeviceAttrPath(layout, index, DeviceAttr::kHardwareDir), "/", name);
 }
 
 absl::StatusOr<std::vector<int>> ListNeuronDeviceIndices(const Fs& fs) {

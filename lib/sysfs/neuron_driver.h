@@ -2,12 +2,14 @@
 // Where the Neuron kernel driver (aws-neuron-driver) publishes devices, attributes and counters
 // in sysfs, and how a /dev/neuronN index is tied to a PCI function.
 //
-// Layout (neuron_cdev.c, neuron_sysfs_metrics.c):
+// Layout of driver 2.30.2 and before (neuron_cdev.c, neuron_sysfs_metrics.c); later drivers move
+// device-level nodes, which device_leaves.h finds by name:
 //   sys/class/neuron_device/neuronN -> ../../devices/virtual/neuron_device/neuronN
 //   .../neuronN/{core_count, connected_devices, reset, dev, uevent}
 //   .../neuronN/info/{notify_delay, serial_number}, info/architecture/{arch_type, instance_type,
 //       device_name}                         (instance_type is "Trn1"/"Inf2"/..., not an EC2 name)
 //   .../neuronN/stats/hardware/<HardwareCounterNames()>              plain "%u\n" files
+//   .../neuronN/stats/hardware/health_status/<device_leaves.h leaf::k...>  (2.28+, when enabled)
 //   .../neuronN/stats/memory_usage/host_mem/<HostMemCategories()>/{total,present,peak}
 //   .../neuronN/stats/power/utilization      "POWER_STATUS_VALID,<secs>,<min>,<max>,<avg>\n"
 //   .../neuronN/neuron_coreM/info/architecture/arch_type
@@ -70,9 +72,6 @@ const std::vector<std::string>& OtherInfoCounterNames();   // neuron_coreM/stats
 
 // Hardware counters whose rise means the device can no longer be trusted.
 const std::vector<std::string>& UncorrectableErrorCounters();
-// The file of device N's counter `name` (one of the above), relative to the root. Takes the Fs
-// so the location can depend on the driver's sysfs layout.
-std::string UncorrectableCounterPath(const Fs& fs, int index, const std::string& name);
 
 // N of every sys/class/neuron_device/neuronN entry, sorted. An absent class dir (driver not
 // loaded) is an empty list, not an error; other I/O errors are returned.

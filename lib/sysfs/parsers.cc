@@ -5,10 +5,13 @@
 #include <limits>
 #include <optional>
 #include <set>
+#include <vector>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 
@@ -194,6 +197,22 @@ absl::StatusOr<std::string> ParseToken(absl::string_view text) {
     if (u <= 0x20 || u >= 0x7f) return Invalid("attribute", "not a single printable word", text);
   }
   return std::string(body);
+}
+
+absl::StatusOr<std::string> ParseUnhealthyComponents(absl::string_view text) {
+  if (text.size() > 256) return Invalid("unhealthy_components", "value too long", text);
+  std::vector<absl::string_view> words;
+  for (absl::string_view w : absl::StrSplit(text, absl::ByAnyChar(" ,\t\n"), absl::SkipEmpty())) {
+    for (char c : w) {
+      const unsigned char u = static_cast<unsigned char>(c);
+      if (u < 0x20 || u >= 0x7f) return Invalid("unhealthy_components", "control byte", text);
+    }
+    words.push_back(w);
+  }
+  if (words.size() == 1 && (words[0] == "0" || absl::EqualsIgnoreCase(words[0], "none"))) {
+    return std::string();
+  }
+  return absl::StrJoin(words, ", ");
 }
 
 absl::StatusOr<int> ParseLncValue(absl::string_view text) {

@@ -54,6 +54,11 @@ absl::StatusOr<int> ParseNumaNode(absl::string_view text);
 // A single printable word (arch_type, instance_type, device_name, serial_number), trimmed of
 // surrounding whitespace. Empty or containing control characters/spaces -> InvalidArgument.
 absl::StatusOr<std::string> ParseToken(absl::string_view text);
+// health_status/unhealthy_components (driver 2.30.2). Its format is not in any source we can
+// read, so it is taken as free text: "" for nothing listed (empty, "0", "none"), else the
+// printable words joined by ", " (lines, commas and spaces all separate). InvalidArgument for
+// control bytes or more than 256 bytes, so a garbled node is an error, not a reason.
+absl::StatusOr<std::string> ParseUnhealthyComponents(absl::string_view text);
 
 // An LNC value as NEURON_LOGICAL_NC_CONFIG holds it: a decimal 1..8 with optional surrounding
 // whitespace. Range checks against a chip (1 or 2) are the caller's: this only rejects garbage.

@@ -85,14 +85,14 @@ TEST_CASE("App shows faults on /metrics without waiting for a rescan", "[agent]"
   std::filesystem::remove_all(dir);
 }
 
-TEST_CASE("App on an emulated trn2.48xlarge at LNC 1, legacy driver: /inventory agrees",
+TEST_CASE("App on an emulated trn2.48xlarge at LNC 1, nodes scrambled: /inventory agrees",
           "[agent]") {
   sysfs::testing::TempDir dir;  // tmpfs: a trn2.48xlarge tree is thousands of files
   AgentOptions opts;
   opts.emulate = "trn2.48xlarge";
   opts.emulate_dir = dir.path();
   opts.lnc = 1;
-  opts.emulate_driver = sysfs::DriverLayout::kLegacy;
+  opts.emulate_scramble = 9;  // every device-level node elsewhere: found by name
   opts.listen = "127.0.0.1:0";
   App app(opts, Clock::Real());
   REQUIRE(app.Start().ok());
@@ -103,7 +103,15 @@ TEST_CASE("App on an emulated trn2.48xlarge at LNC 1, legacy driver: /inventory 
   CHECK(doc["lnc"]["source"] == "flag");
   CHECK(doc["devices"][0]["cores"] == 8);
   CHECK(doc["devices"][0]["physical_cores"] == 8);
-  CHECK(doc["devices"][0]["driver_layout"] == "legacy");
+  // Each node where the scrambled tree put it, and the values read from there.
+  const auto& paths = doc["devices"][0]["sysfs_paths"];
+  CHECK(paths["core_count"] == sysfs::EmulatedLeafPath(9, "core_count"));
+  CHECK(paths["core_count"] != "core_count");
+  CHECK(paths["mem_ecc_uncorrected"] ==
+        sysfs::EmulatedLeafPath(9, "stats/hardware/mem_ecc_uncorrected"));
+  CHECK(doc["devices"][0]["connected_devices"].size() == 4);  // trn2's 4x4 torus
+  CHECK(doc["devices"][0]["health_status"]["hw_error_event"] == 0);
+  CHECK(doc["read_errors"] == 0);
   const auto metrics = testing::HttpGet(app.port(), "/metrics").body;
   CHECK(metrics.find("\nneuron_node_cores 128\n") != std::string::npos);
   CHECK(metrics.find("\nneuron_node_physical_cores 128\n") != std::string::npos);

@@ -38,7 +38,7 @@ TEST_CASE("the DRA driver publishes the emulated node's devices and becomes read
   CHECK(slice["spec"]["devices"].size() == 16);
   const json d0 = env.Device("neurondevice0");
   REQUIRE(d0.is_object());
-  CHECK(d0["attributes"]["neuronDriverVersion"]["string"] == "2.31.7.0");
+  CHECK(d0["attributes"]["neuronDriverVersion"]["string"] == "2.30.2.0");  // the emulated default
   CHECK(d0["attributes"]["instanceType"]["string"] == "trn2.48xlarge");
   REQUIRE(env.kubelet().WaitForRegistrations(1, kStartup));
   REQUIRE(Eventually([&] { return HttpGet(env.metrics_port(), "/readyz").status == 200; }));

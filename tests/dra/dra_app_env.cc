@@ -7,6 +7,7 @@
 
 #include "lib/base/stop.h"
 #include "lib/k8s/transport.h"
+#include "lib/sysfs/device_leaves.h"
 #include "lib/sysfs/emulator.h"
 #include "lib/sysfs/fs.h"
 #include "lib/sysfs/neuron_driver.h"
@@ -90,10 +91,9 @@ json DraAppEnv::Device(const std::string& name) const {
 bool DraAppEnv::WriteFault(int d, uint64_t value) const {
   auto fs = sysfs::MakeRootedFs(host_root());
   const std::string& name = sysfs::UncorrectableErrorCounters().front();
-  const std::string path = sysfs::UncorrectableCounterPath(*fs, d, name);
-  const std::string dir = sysfs::NeuronDeviceDir(d) + "/";
-  if (path.rfind(dir, 0) != 0) return false;
-  return sysfs::emulation::SetCounter(fs->root(), d, path.substr(dir.size()), value).ok();
+  // Where driver 2.30.2 puts it; SetCounter follows the tree's own layout.
+  return sysfs::emulation::SetCounter(fs->root(), d, sysfs::FindDeviceLeaf(name)->known, value)
+      .ok();
 }
 
 std::string DraAppEnv::CreateClaim(const std::string& name, const std::string& device) {

@@ -57,6 +57,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       if (auto v = ParseToken(text); v.ok()) {
         if (v->empty() || v->find(' ') != std::string::npos) std::abort();
       }
+      // health_status/unhealthy_components: what is accepted is printable and a fixed point.
+      if (auto v = ParseUnhealthyComponents(text); v.ok()) {
+        for (char c : *v) {
+          if (static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) >= 0x7f) {
+            std::abort();
+          }
+        }
+        auto again = ParseUnhealthyComponents(*v);
+        if (!again.ok() || *again != *v) std::abort();
+      }
       break;
   }
   return 0;

@@ -162,12 +162,11 @@ TEST_CASE("agent rejects bad flags and unknown shapes with one clear line", "[e2
   CHECK(bad_lnc.Terminate() == 2);
   CHECK(bad_lnc.Log() == "neuron-node-agent: --lnc: LNC 3 is not supported (1 or 2)\n");
 
-  Subprocess bad_layout({BinaryPath("neuron-node-agent"), "--emulate-driver=new"},
-                        tmp.path + "/d.log");
-  CHECK(Eventually([&] { return !bad_layout.Running(); }));
-  CHECK(bad_layout.Terminate() == 2);
-  CHECK(bad_layout.Log() ==
-        "neuron-node-agent: --emulate-driver must be current or legacy, got \"new\"\n");
+  Subprocess bad_seed({BinaryPath("neuron-node-agent"), "--emulate-scramble=-1"},
+                      tmp.path + "/d.log");
+  CHECK(Eventually([&] { return !bad_seed.Running(); }));
+  CHECK(bad_seed.Terminate() == 2);
+  CHECK(bad_seed.Log() == "neuron-node-agent: --emulate-scramble must be 0 or a positive seed\n");
 }
 
 }  // namespace

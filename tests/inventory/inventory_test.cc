@@ -6,6 +6,7 @@
 
 #include "catch2/catch.hpp"
 #include "lib/inventory/emulation.h"
+#include "lib/sysfs/device_leaves.h"
 #include "lib/sysfs/emulator.h"
 #include "lib/sysfs/neuron_driver.h"
 #include "tests/sysfs/temp_dir.h"
@@ -22,18 +23,19 @@ auto DriverView(const Device& d) {
   for (const CoreStats& c : d.cores) cores.emplace_back(c.index, c.status_total, c.other_info);
   return std::make_tuple(d.index, d.pci_address, d.physical_cores, d.core_count, d.connected,
                          d.numa_node, d.hardware, d.host_mem, d.power_utilization, d.arch_type,
-                         d.device_name, d.serial_number, cores);
+                         d.device_name, d.serial_number, d.health_status, d.unhealthy_components,
+                         cores);
 }
 
-TEST_CASE("inventory of every known shape matches the shape under both layouts", "[inventory]") {
+TEST_CASE("inventory of every known shape matches the shape, unscrambled and scrambled",
+          "[inventory]") {
   for (const topology::Shape& shape : topology::AllShapes()) {
     DYNAMIC_SECTION(shape.instance_type) {
       std::vector<Inventory> by_layout;
-      for (sysfs::DriverLayout layout :
-           {sysfs::DriverLayout::kLegacy, sysfs::DriverLayout::kCurrent}) {
-        CAPTURE(sysfs::DriverLayoutName(layout));
+      for (uint64_t seed : {uint64_t{0}, uint64_t{7}}) {
+        CAPTURE(seed);
         TempDir dir;
-        auto root = PrepareEmulation(shape.instance_type, dir.path(), 0, layout);
+        auto root = PrepareEmulation(shape.instance_type, dir.path(), 0, seed);
         REQUIRE(root.ok());
         auto topo = topology::TopologyForShape(shape);  // family default LNC
         REQUIRE(topo.ok());
@@ -57,7 +59,17 @@ TEST_CASE("inventory of every known shape matches the shape under both layouts",
           CHECK(d.index == i);
           CHECK(d.present);
           CHECK(d.healthy);
-          CHECK(d.driver_layout == sysfs::DriverLayoutName(layout));
+          // Every leaf found, each where this tree put it.
+          // (notify_delay is located for poll() users but a scan does not read it.)
+          CHECK(d.sysfs_paths.count("notify_delay") == 0);
+          CHECK(d.sysfs_paths.size() ==
+                sysfs::DeviceLeaves().size() - 1 - (d.serial_number.empty() ? 1 : 0));
+          for (const auto& [name, path] : d.sysfs_paths) {
+            CHECK(path == sysfs::EmulatedLeafPath(seed, sysfs::FindDeviceLeaf(name)->known));
+          }
+          CHECK(d.health_status.size() == 5);  // the numeric health_status nodes
+          CHECK(d.health_status.at("hw_error_event") == 0);
+          CHECK(d.unhealthy_components.empty());
           CHECK(d.pci_address == addrs(i));
           CHECK(d.pci_device_id == shape.pci_device_id);
           REQUIRE(d.model.has_value());
@@ -86,7 +98,7 @@ TEST_CASE("inventory of every known shape matches the shape under both layouts",
         }
         by_layout.push_back(*std::move(inv));
       }
-      // Same host, two driver layouts: the same inventory.
+      // Same host, two layouts: the same inventory.
       REQUIRE(by_layout.size() == 2);
       CHECK(by_layout[0].total_cores == by_layout[1].total_cores);
       for (size_t i = 0; i < by_layout[0].devices.size(); ++i) {
@@ -104,7 +116,7 @@ TEST_CASE("BuildEmulationSpec writes physical cores and validates LNC", "[invent
   CHECK(BuildEmulationSpec(*trn2)->cores_per_device == 8);
   CHECK(BuildEmulationSpec(*trn2, 1)->lnc == 1);
   CHECK(BuildEmulationSpec(*trn2)->lnc == 0);
-  CHECK(BuildEmulationSpec(*trn2)->layout == sysfs::DriverLayout::kCurrent);
+  CHECK(BuildEmulationSpec(*trn2)->scramble_seed == 0);  // driver 2.30.2's layout
   const topology::Shape* inf2 = topology::FindShape("inf2.24xlarge");
   REQUIRE(inf2 != nullptr);
   CHECK(absl::IsInvalidArgument(BuildEmulationSpec(*inf2, 2).status()));

@@ -21,7 +21,6 @@ EmulationSpec Ring4() {
   s.cores_per_device = 4;
   s.links = {{1, 3}, {0, 2}, {1, 3}, {2, 0}};
   s.numa_nodes = 1;
-  s.layout = DriverLayout::kLegacy;  // these cases spell out the legacy paths
   return s;
 }
 

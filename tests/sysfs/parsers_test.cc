@@ -32,6 +32,18 @@ TEST_CASE("ParseU64 rejects bad input with clear messages", "[sysfs][parsers]") 
         std::string::npos);
 }
 
+TEST_CASE("ParseUnhealthyComponents: nothing listed, a list, garbage", "[sysfs][parsers]") {
+  CHECK(*ParseUnhealthyComponents("") == "");
+  CHECK(*ParseUnhealthyComponents("\n") == "");
+  CHECK(*ParseUnhealthyComponents("0\n") == "");
+  CHECK(*ParseUnhealthyComponents("None\n") == "");
+  CHECK(*ParseUnhealthyComponents("hbm1\n") == "hbm1");
+  CHECK(*ParseUnhealthyComponents("hbm1,sram\n") == "hbm1, sram");
+  CHECK(*ParseUnhealthyComponents("hbm1\nnc 3\n") == "hbm1, nc, 3");
+  CHECK(absl::IsInvalidArgument(ParseUnhealthyComponents("hbm\x01").status()));
+  CHECK(absl::IsInvalidArgument(ParseUnhealthyComponents(std::string(300, 'a')).status()));
+}
+
 TEST_CASE("ParseCoreCount reads the newline-less driver value", "[sysfs][parsers]") {
   CHECK(*ParseCoreCount("2") == 2);
   CHECK(*ParseCoreCount("8\n") == 8);

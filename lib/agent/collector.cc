@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_format.h"
 #include "lib/metrics/exposition.h"
+#include "lib/sysfs/device_leaves.h"
 
 namespace neuron::agent {
 namespace {
@@ -96,6 +97,13 @@ class DeviceFamilies {
     for (const auto& [name, v] : d.hardware) {
       hardware_.Add({{"device", dev}, {"counter", name}}, static_cast<double>(v));
     }
+    for (const auto& [name, v] : d.health_status) {
+      if (name == sysfs::leaf::kHealthcheckHeartbeat) {
+        heartbeat_.Add({{"device", dev}}, static_cast<double>(v));
+      } else {
+        health_status_.Add({{"device", dev}, {"counter", name}}, static_cast<double>(v));
+      }
+    }
     for (const auto& [cat, v] : d.host_mem) {
       host_mem_.Add({{"device", dev}, {"category", cat}}, static_cast<double>(v));
     }
@@ -105,8 +113,8 @@ class DeviceFamilies {
 
   void AppendTo(std::vector<prometheus::MetricFamily>& out) {
     for (FamilyBuilder* b :
-         {&info_, &healthy_, &hardware_, &host_mem_, &power_, &status_total_, &status_present_,
-          &mem_used_, &mem_peak_, &mem_total_, &other_unknown_}) {
+         {&info_, &healthy_, &hardware_, &health_status_, &heartbeat_, &host_mem_, &power_,
+          &status_total_, &status_present_, &mem_used_, &mem_peak_, &mem_total_, &other_unknown_}) {
       Push(out, *b);
     }
     for (auto& b : other_) Push(out, b);
@@ -155,6 +163,13 @@ class DeviceFamilies {
   FamilyBuilder hardware_{"neuron_device_hardware_errors_total",
                           "Hardware error counters of the device (stats/hardware).",
                           MetricType::Counter};
+  FamilyBuilder health_status_{
+      "neuron_device_health_status_errors_total",
+      "Error counts of the driver's own health status (stats/hardware/health_status, 2.28+).",
+      MetricType::Counter};
+  FamilyBuilder heartbeat_{"neuron_device_health_status_heartbeat",
+                           "The driver health check's heartbeat value (2.30+); it should move.",
+                           MetricType::Gauge};
   FamilyBuilder host_mem_{"neuron_device_host_memory_used_bytes",
                           "Host memory used for the device, by category.", MetricType::Gauge};
   FamilyBuilder power_{"neuron_device_power_utilization_ratio",

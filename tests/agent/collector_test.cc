@@ -20,7 +20,11 @@ inventory::Inventory TwoDevices() {
     d.model = topology::ModelForPciDevice(0x7164);
     d.core_count = 2;
     d.physical_cores = 2;
-    d.hardware = {{"mem_ecc_uncorrected", static_cast<uint64_t>(i)}, {"sram_ecc_uncorrected", 0}};
+    d.hardware = {{"mem_ecc_uncorrected", static_cast<uint64_t>(i)},
+                  {"sram_ecc_uncorrected", 0},
+                  {"mem_ecc_corrected", static_cast<uint64_t>(7 * i)}};
+    d.health_status = {{"hw_error_event", static_cast<uint64_t>(2 * i)},
+                       {"healthcheck_heartbeat", static_cast<uint64_t>(100 + i)}};
     d.host_mem = {{"tensors", 4096}};
     d.power_utilization = 42.0;
     for (int c = 0; c < 2; ++c) {
@@ -64,6 +68,11 @@ TEST_CASE("collector exports the required families with their labels", "[agent]"
   CHECK(Has(text, "neuron_device_healthy{device=\"0\"} 1"));
   CHECK(Has(text,
             "neuron_device_hardware_errors_total{device=\"1\",counter=\"mem_ecc_uncorrected\"} 1"));
+  CHECK(Has(text,
+            "neuron_device_hardware_errors_total{device=\"1\",counter=\"mem_ecc_corrected\"} 7"));
+  CHECK(Has(text,
+            "neuron_device_health_status_errors_total{device=\"1\",counter=\"hw_error_event\"} 2"));
+  CHECK(Has(text, "neuron_device_health_status_heartbeat{device=\"1\"} 101"));
   CHECK(Has(text, "neuron_device_host_memory_used_bytes{device=\"0\",category=\"tensors\"} 4096"));
   CHECK(Has(text, "neuron_device_power_utilization_ratio{device=\"0\"} 0.42"));
   CHECK(Has(text,

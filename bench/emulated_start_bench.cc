@@ -6,7 +6,7 @@
 //   * WriteEmulatedTree alone, into a fresh directory on tmpfs (/dev/shm) and on disk (/var/tmp).
 // Target: < 500 ms for the largest shape (trn2.48xlarge).
 //
-//   bench_emulated_start [--shape=trn2.48xlarge] [--runs=5]
+//   bench_emulated_start [--shape=trn2.48xlarge] [--runs=5] [--only=writer]
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/statfs.h>
@@ -168,6 +168,10 @@ int main(int argc, char** argv) {
   char t[] = "/tmp/bench-emustart-XXXXXX";
   const std::string dir = mkdtemp(t);
   const std::string bin_dir = fs::path(argv[0]).parent_path().string();
+  if (Flag(argc, argv, "only", "") == "writer") {
+    for (const std::string s : {"trn1.32xlarge", "trn2.48xlarge"}) BenchWriter(s, runs);
+    return 0;
+  }
   std::vector<double> agent_ms, plugin_ms;
   std::string agent_root, plugin_root;
   for (int i = 0; i < runs; ++i) {

@@ -165,13 +165,13 @@ int main(int argc, char** argv) {
   int runs = 5;
   (void)absl::SimpleAtoi(Flag(argc, argv, "runs", "5"), &runs);
   runs = std::max(runs, 1);
-  char t[] = "/tmp/bench-emustart-XXXXXX";
-  const std::string dir = mkdtemp(t);
-  const std::string bin_dir = fs::path(argv[0]).parent_path().string();
   if (Flag(argc, argv, "only", "") == "writer") {
     for (const std::string s : {"trn1.32xlarge", "trn2.48xlarge"}) BenchWriter(s, runs);
     return 0;
   }
+  char t[] = "/tmp/bench-emustart-XXXXXX";
+  const std::string dir = mkdtemp(t);
+  const std::string bin_dir = fs::path(argv[0]).parent_path().string();
   std::vector<double> agent_ms, plugin_ms;
   std::string agent_root, plugin_root;
   for (int i = 0; i < runs; ++i) {

@@ -5,6 +5,7 @@
 //   auto fs = sysfs::MakeRootedFs(*root);   // then the normal code paths
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -20,8 +21,15 @@ namespace neuron::inventory {
 absl::StatusOr<sysfs::EmulationSpec> BuildEmulationSpec(const topology::Shape& shape, int lnc = 0,
                                                         uint64_t scramble_seed = 0);
 
-// Writes the tree of `instance_type` into `dir` ("" = a new mkdtemp dir under $TMPDIR or /tmp)
-// and returns the root to use as --host-root. NotFound for an unknown instance type.
+// Where a default (temporary) emulated tree goes: the first of /dev/shm, $TMPDIR, /tmp that is
+// a writable tmpfs with `need` bytes free, else $TMPDIR (or /tmp).
+std::string EmulationTempParent(uint64_t need);
+// A new mkdtemp directory under EmulationTempParent(need); logs which one.
+absl::StatusOr<std::string> MakeEmulationTempDir(uint64_t need);
+
+// Writes the tree of `instance_type` into `dir` ("" = MakeEmulationTempDir, on a tmpfs when
+// one has room) and returns the root to use as --host-root. NotFound for an unknown instance
+// type.
 absl::StatusOr<std::string> PrepareEmulation(const std::string& instance_type,
                                              const std::string& dir = "", int lnc = 0,
                                              uint64_t scramble_seed = 0);

@@ -4,6 +4,8 @@
 #include <spdlog/spdlog.h>
 #include <sys/stat.h>
 
+#include <filesystem>
+
 #include "absl/strings/str_cat.h"
 #include "lib/base/clock.h"
 #include "lib/inventory/emulation.h"
@@ -21,6 +23,15 @@ absl::Status CheckNoRealDevices(const std::string& host_root) {
       "--emulate (or keep emulated DeviceConfigs off Neuron nodes with spec.selector)"));
 }
 
+WatchedHost::~WatchedHost() {
+  watcher.reset();
+  fs.reset();
+  if (!owns_root) return;
+  std::error_code ec;
+  std::filesystem::remove_all(root, ec);
+  if (ec) spdlog::warn("removing emulated tree root={} error={}", root, ec.message());
+}
+
 absl::StatusOr<std::unique_ptr<WatchedHost>> OpenHost(const HostOptions& opts) {
   auto host = std::make_unique<WatchedHost>();
   host->root = opts.host_root;
@@ -30,6 +41,7 @@ absl::StatusOr<std::unique_ptr<WatchedHost>> OpenHost(const HostOptions& opts) {
         PrepareEmulation(opts.emulate, opts.emulate_dir, opts.lnc, opts.emulate_scramble);
     if (!r.ok()) return r.status();
     host->root = *r;
+    host->owns_root = opts.emulate_dir.empty();
     spdlog::info("emulating instance_type={} root={}", opts.emulate, host->root);
   }
   host->fs = sysfs::MakeRootedFs(host->root);

@@ -35,9 +35,17 @@ struct HostOptions {
 };
 
 struct WatchedHost {
+  WatchedHost() = default;
+  WatchedHost(const WatchedHost&) = delete;
+  WatchedHost& operator=(const WatchedHost&) = delete;
+  // Removes the emulated tree when it is a temporary one OpenHost made (it may be on a tmpfs,
+  // i.e. memory).
+  ~WatchedHost();
+
   std::string root;  // the host root in use (the emulated tree's root when emulating)
   std::unique_ptr<sysfs::Fs> fs;
   std::unique_ptr<Watcher> watcher;  // polled once already
+  bool owns_root = false;            // root is a temporary emulated tree (no --emulate-dir)
 };
 
 // OK unless `host_root` shows real Neuron devices (sys/class/neuron_device): emulating there

@@ -4,6 +4,7 @@
 #include "lib/sysfs/emulator.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -222,19 +223,51 @@ absl::Status MakeSymlink(const std::string& target, const std::string& link) {
   return absl::OkStatus();
 }
 
+TreeWriter::~TreeWriter() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+// mkdir -p with one mkdir per new directory: no stat of each component (create_directories
+// stats every path first, twice per new directory in a fresh tree).
 absl::Status TreeWriter::Dir(const std::string& path) {
-  if (made_.count(path) != 0) return absl::OkStatus();
-  NEURON_RETURN_IF_ERROR(MakeDirs(path));
+  if (path.empty() || made_.count(path) != 0) return absl::OkStatus();
+  if (::mkdir(path.c_str(), 0755) != 0) {
+    int err = errno;
+    if (err == ENOENT) {
+      const size_t slash = path.rfind('/');
+      if (slash != std::string::npos && slash > 0) {
+        NEURON_RETURN_IF_ERROR(Dir(path.substr(0, slash)));
+        err = ::mkdir(path.c_str(), 0755) == 0 ? 0 : errno;
+      }
+    }
+    if (err != 0 && err != EEXIST) {
+      return FsError(std::error_code(err, std::generic_category()), "mkdir", path);
+    }
+  }
   made_.insert(path);
   return absl::OkStatus();
 }
 
+int TreeWriter::DirFd(const std::string& dir) {
+  if (fd_ >= 0 && dir == fd_dir_) return fd_;
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = ::open(dir.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+  fd_dir_ = fd_ >= 0 ? dir : std::string();
+  return fd_;
+}
+
 absl::Status TreeWriter::File(const std::string& path, const std::string& contents) {
-  NEURON_RETURN_IF_ERROR(Dir(stdfs::path(path).parent_path().string()));
-  if (atomic_) return WriteFileAtomic(path, contents);
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  const size_t slash = path.rfind('/');
+  if (atomic_ || slash == std::string::npos) return WriteFileAtomic(path, contents);
+  const std::string dir = path.substr(0, slash);
+  NEURON_RETURN_IF_ERROR(Dir(dir));
+  // Relative to the last directory's fd: consecutive files mostly share one (total/present).
+  const int dfd = DirFd(dir);
+  const int fd = dfd >= 0 ? ::openat(dfd, path.c_str() + slash + 1,
+                                     O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)
+                          : ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) return FsError(std::error_code(errno, std::generic_category()), "open", path);
-  const ssize_t n = ::write(fd, contents.data(), contents.size());
+  const ssize_t n = contents.empty() ? 0 : ::write(fd, contents.data(), contents.size());
   const int err = errno;
   ::close(fd);
   if (n != static_cast<ssize_t>(contents.size())) {

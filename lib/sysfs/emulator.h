@@ -27,6 +27,7 @@
 // The class device has no `device` link, as with the real driver (see neuron_driver.h).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -59,6 +60,16 @@ struct EmulationSpec {  // built from a topology::Shape by inventory (or by test
 //   Unavailable      I/O failure while writing
 absl::StatusOr<std::vector<std::string>> WriteEmulatedTree(const std::string& root,
                                                            const EmulationSpec& spec);
+
+// An upper estimate of the bytes the tree takes on a tmpfs (one page per non-empty file): about
+// 60 files per device plus 100 per core (rounded up); measured trn2.48xlarge (16 x 8 cores) 13,657 files =
+// 54 MiB with 4 KiB pages, trn1.32xlarge (16 x 2) 4,036 files = 16 MiB. Inline so the operator
+// can size an emptyDir without linking this module.
+inline uint64_t EmulatedTreeBytes(int devices, int cores_per_device, uint64_t page_size = 4096) {
+  if (devices <= 0) return 16 * page_size;
+  return static_cast<uint64_t>(devices) *
+         (80 + 112 * static_cast<uint64_t>(std::max(cores_per_device, 1))) * page_size;
+}
 
 // The address WriteEmulatedTree gives device `index`: sorted address order == index order.
 std::string EmulatedPciAddress(int index);

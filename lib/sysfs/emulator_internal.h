@@ -4,8 +4,8 @@
 #pragma once
 
 #include <cstdint>
-#include <set>
 #include <string>
+#include <unordered_set>
 
 #include "absl/status/status.h"
 #include "lib/sysfs/emulator.h"
@@ -28,12 +28,20 @@ absl::Status RemoveAll(const std::string& path);
 class TreeWriter {
  public:
   explicit TreeWriter(bool atomic) : atomic_(atomic) {}
+  ~TreeWriter();
+  TreeWriter(const TreeWriter&) = delete;
+  TreeWriter& operator=(const TreeWriter&) = delete;
   absl::Status File(const std::string& path, const std::string& contents);
   absl::Status Dir(const std::string& path);
 
  private:
+  // An O_PATH fd of directory `dir` (cached for the last directory written to), or -1.
+  int DirFd(const std::string& dir);
+
   bool atomic_;
-  std::set<std::string> made_;
+  std::unordered_set<std::string> made_;
+  std::string fd_dir_;
+  int fd_ = -1;
 };
 
 // "pci0000:10" for EmulatedPciAddress(i)'s bus.

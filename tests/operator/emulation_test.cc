@@ -31,7 +31,8 @@ bool HasArg(const json& container, const std::string& arg) {
 }
 
 // The emulated tree lives in an emptyDir mounted where --emulate-dir points.
-void CheckEmulated(const json* workload, const std::string& type) {
+void CheckEmulated(const json* workload, const std::string& type, const std::string& size_limit,
+                   const std::string& memory_limit) {
   const json& c = Container(workload);
   CHECK(HasArg(c, "--emulate=" + type));
   std::string dir;
@@ -44,9 +45,15 @@ void CheckEmulated(const json* workload, const std::string& type) {
   for (const json& m : c["volumeMounts"]) mounted |= m["mountPath"] == dir;
   CHECK(mounted);
   const json& pod = workload->at("spec").at("template").at("spec");
-  bool empty_dir = false;
-  for (const json& v : pod["volumes"]) empty_dir |= v.contains("emptyDir");
-  CHECK(empty_dir);
+  // On a tmpfs (medium Memory) sized for the tree, charged to the container's memory.
+  const json* empty_dir = nullptr;
+  for (const json& v : pod["volumes"]) {
+    if (v["name"] == "emulated") empty_dir = &v;
+  }
+  REQUIRE(empty_dir != nullptr);
+  CHECK(empty_dir->at("emptyDir")["medium"] == "Memory");
+  CHECK(empty_dir->at("emptyDir")["sizeLimit"] == size_limit);
+  CHECK(c["resources"]["limits"]["memory"] == memory_limit);
   // Never on a node with real Neuron devices: one term whose expressions all exclude them.
   const json& terms = pod["affinity"]["nodeAffinity"]
                          ["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"];
@@ -64,8 +71,11 @@ TEST_CASE("the emulation sample runs the plugin and agent emulated, with no driv
   apis.kmm = true;  // even where KMM is installed
   const std::vector<Child> children = DesiredChildren(dc, apis, {});
   CHECK(Find(children, "Module", "neuron") == nullptr);
-  CheckEmulated(Find(children, "DaemonSet", "neuron-device-plugin"), "trn1.32xlarge");
-  CheckEmulated(Find(children, "DaemonSet", "neuron-node-metrics"), "trn1.32xlarge");
+  // trn1.32xlarge's tree: 16 MiB on a tmpfs, sizeLimit 32Mi added to each memory limit.
+  CheckEmulated(Find(children, "DaemonSet", "neuron-device-plugin"), "trn1.32xlarge", "32Mi",
+                "160Mi");
+  CheckEmulated(Find(children, "DaemonSet", "neuron-node-metrics"), "trn1.32xlarge", "32Mi",
+                "96Mi");
   // The scheduler and extender place pods as on real hardware.
   CHECK(Find(children, "Deployment", "neuron-custom-scheduler-extension") != nullptr);
 }
@@ -82,7 +92,8 @@ TEST_CASE("our DRA driver runs emulated too, with the LNC asked for", "[operator
   apis.dra_version = "v1";
   const std::vector<Child> children = DesiredChildren(dc, apis, {});
   const json* driver = Find(children, "DaemonSet", "neuron-dra-driver");
-  CheckEmulated(driver, "trn2.48xlarge");
+  // trn2.48xlarge's tree: 54 MiB on a tmpfs, sizeLimit 96Mi.
+  CheckEmulated(driver, "trn2.48xlarge", "96Mi", "224Mi");
   CHECK(HasArg(Container(driver), "--lnc=1"));
   CHECK(Find(children, "DaemonSet", "neuron-device-plugin") == nullptr);
 }

@@ -91,7 +91,8 @@ ResourcePath ApiCore::ParsePath(const std::string& path, bool* is_collection) {
   if (rest.size() == 3) {
     rp.subresource = rest[2];
     const bool ok = (rp.subresource == "status" && t->has_status) ||
-                    (rp.subresource == "binding" && t->has_binding);
+                    (rp.subresource == "binding" && t->has_binding) ||
+                    (rp.subresource == "eviction" && t->has_eviction);
     if (!ok) throw NoSuchResource();
   }
   *is_collection = rest.size() == 1;
@@ -126,37 +127,47 @@ HttpResponse ApiCore::Discovery(const std::string& path) {
 
 HttpResponse ApiCore::Handle(const HttpRequest& req) {
   std::unique_lock lock(mu_);
+  HttpResponse r;
   try {
-    const std::vector<std::string> s = Segments(req.path);
-    const bool discovery = (!s.empty() && s[0] == "api" && s.size() <= 2) ||
-                           (!s.empty() && s[0] == "apis" && s.size() <= 3) ||
-                           (s.size() >= 2 && s[0] == "openapi" && s[1] == "v3");
-    if (discovery) {
-      if (req.method != "GET") throw MakeError(405, "method not allowed");
-      return Discovery(req.path);
-    }
-    bool collection = false;
-    ResourcePath rp = ParsePath(req.path, &collection);
-    const std::string& m = req.method;
-    if (collection) {
-      if (m == "GET") return List(rp, req);
-      if (m == "POST") {
-        if (rp.all_namespaces) throw NoSuchResource();
-        return Create(rp, req);
-      }
-      if (m == "DELETE") return DeleteCollection(rp, req);
-    } else if (rp.subresource == "binding") {
-      if (m == "POST") return Bind(rp, req);
-    } else {
-      if (m == "GET") return GetItem(rp);
-      if (m == "PUT") return Replace(rp, req);
-      if (m == "PATCH") return Patch(rp, req);
-      if (m == "DELETE" && rp.subresource.empty()) return Delete(rp, req);
-    }
-    throw MakeError(405, "the server does not allow this method on the requested resource");
+    r = Dispatch(req);
   } catch (const ApiError& e) {
-    return FromError(e);
+    r = FromError(e);
   }
+  // What kube-controller-manager would do next (asynchronously there).
+  if (req.method != "GET") SyncDisruptionBudgets(false);
+  return r;
+}
+
+HttpResponse ApiCore::Dispatch(const HttpRequest& req) {
+  const std::vector<std::string> s = Segments(req.path);
+  const bool discovery = (!s.empty() && s[0] == "api" && s.size() <= 2) ||
+                         (!s.empty() && s[0] == "apis" && s.size() <= 3) ||
+                         (s.size() >= 2 && s[0] == "openapi" && s[1] == "v3");
+  if (discovery) {
+    if (req.method != "GET") throw MakeError(405, "method not allowed");
+    return Discovery(req.path);
+  }
+  bool collection = false;
+  ResourcePath rp = ParsePath(req.path, &collection);
+  const std::string& m = req.method;
+  if (collection) {
+    if (m == "GET") return List(rp, req);
+    if (m == "POST") {
+      if (rp.all_namespaces) throw NoSuchResource();
+      return Create(rp, req);
+    }
+    if (m == "DELETE") return DeleteCollection(rp, req);
+  } else if (rp.subresource == "binding") {
+    if (m == "POST") return Bind(rp, req);
+  } else if (rp.subresource == "eviction") {
+    if (m == "POST") return Evict(rp, req);
+  } else {
+    if (m == "GET") return GetItem(rp);
+    if (m == "PUT") return Replace(rp, req);
+    if (m == "PATCH") return Patch(rp, req);
+    if (m == "DELETE" && rp.subresource.empty()) return Delete(rp, req);
+  }
+  throw MakeError(405, "the server does not allow this method on the requested resource");
 }
 
 namespace {
@@ -352,6 +363,7 @@ absl::Status ApiCore::Put(const std::string& path, const json& object) {
         }
       }
     }
+    SyncDisruptionBudgets(false);
     return absl::OkStatus();
   } catch (const ApiError& e) {
     return absl::InvalidArgumentError(e.message);

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "nlohmann/json.hpp"
 #include "tests/fakes/apiserver/api_status.h"
 #include "tests/fakes/apiserver/registry.h"
@@ -104,6 +105,10 @@ class ApiCore {
   HttpResponse Delete(const ResourcePath& rp, const HttpRequest& req);
   HttpResponse DeleteCollection(const ResourcePath& rp, const HttpRequest& req);
   HttpResponse Bind(const ResourcePath& rp, const HttpRequest& req);
+  // POST pods/{name}/eviction (api_evict.cc).
+  HttpResponse Evict(const ResourcePath& rp, const HttpRequest& req);
+  // The request routing below Handle()'s lock; throws ApiError.
+  HttpResponse Dispatch(const HttpRequest& req);
 
   // Fills server-set metadata and stores a new object (AlreadyExists if present).
   json CreateObject(const ResourcePath& rp, json obj, const WriteCtx& ctx, bool dry_run);
@@ -124,6 +129,23 @@ class ApiCore {
   const ResourceType* TypeOfObject(const json& obj) const;
   void EnsureNamespace(const std::string& ns);
   void RepublishRootCa(const std::string& removed_key);
+  // kube-controller-manager's disruption controller (controllers.cc): recomputes the status of
+  // every PodDisruptionBudget, writing those that changed, when the store changed since the last
+  // run (or always, with `force`).
+  void SyncDisruptionBudgets(bool force);
+  // The status the disruption controller would write for `pdb` (its failSafe status when the
+  // expected pod count cannot be computed).
+  json DisruptionStatus(const json& pdb);
+  // Sum of spec.replicas of the controllers of `pods` (upstream's getExpectedScale).
+  absl::StatusOr<int64_t> ExpectedScale(const std::string& ns, const std::vector<json>& pods);
+  // The scale of a pod's controller: {uid, replicas}, null when it is not found.
+  absl::StatusOr<json> ControllerScale(const std::string& ns, const json& controller_ref);
+  // The pods in `ns` the budget selects.
+  absl::StatusOr<std::vector<json>> PodsOfBudget(const json& pdb);
+  // For pods/eviction: the budgets whose selector matches the pod, in name order.
+  std::vector<json> BudgetsOfPod(const json& pod);
+  // Checks the budget allows one more disruption and records it (upstream's checkAndDecrement).
+  void CheckAndDecrement(const json& pdb, const std::string& pod, bool dry_run);
 
   std::mutex mu_;
   std::condition_variable cv_;
@@ -141,9 +163,14 @@ class ApiCore {
   uint64_t kill_epoch_ = 0;   // Compact(true) count
   bool shutdown_ = false;
   size_t open_watches_ = 0;
+  int64_t pdb_synced_rv_ = -1;  // store revision of the last SyncDisruptionBudgets
 };
 
 // Lowercase media type without parameters ("application/merge-patch+json").
 std::string MediaType(const std::string& content_type);
+// A request body as an object: JSON, YAML, or protobuf for the kinds protobuf_body.cc knows.
+json ParseBody(const HttpRequest& req);
+// DeleteOptions.propagationPolicy (default Background); 422 for an unknown value.
+std::string PropagationPolicy(const json& delete_options);
 
 }  // namespace neuron::fakes::apiserver

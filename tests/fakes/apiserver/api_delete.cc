@@ -24,15 +24,6 @@ json DeleteOptions(const HttpRequest& req) {
   return opts;
 }
 
-std::string Policy(const json& opts) {
-  const std::string p = opts.value("propagationPolicy", "Background");
-  if (p != "Background" && p != "Foreground" && p != "Orphan") {
-    throw Invalid("meta.k8s.io", "DeleteOptions", "",
-                  "propagationPolicy: Unsupported value: \"" + p + "\"");
-  }
-  return p;
-}
-
 json SuccessStatus(const ResourceType& t, const json& obj) {
   json details = {{"name", obj.value("/metadata/name"_json_pointer, std::string())},
                   {"kind", t.plural},
@@ -54,9 +45,18 @@ bool HasOwner(const json& obj, const std::string& uid) {
 
 }  // namespace
 
+std::string PropagationPolicy(const json& opts) {
+  const std::string p = opts.value("propagationPolicy", "Background");
+  if (p != "Background" && p != "Foreground" && p != "Orphan") {
+    throw Invalid("meta.k8s.io", "DeleteOptions", "",
+                  "propagationPolicy: Unsupported value: \"" + p + "\"");
+  }
+  return p;
+}
+
 HttpResponse ApiCore::Delete(const ResourcePath& rp, const HttpRequest& req) {
   const json opts = DeleteOptions(req);
-  const std::string policy = Policy(opts);
+  const std::string policy = PropagationPolicy(opts);
   const json* found = store_.Find(rp.Key());
   if (found == nullptr) throw NotFound(rp.type.group, rp.type.plural, rp.name);
   const json obj = *found;
@@ -87,7 +87,7 @@ HttpResponse ApiCore::Delete(const ResourcePath& rp, const HttpRequest& req) {
 }
 
 HttpResponse ApiCore::DeleteCollection(const ResourcePath& rp, const HttpRequest& req) {
-  const std::string policy = Policy(DeleteOptions(req));
+  const std::string policy = PropagationPolicy(DeleteOptions(req));
   auto labels = LabelSelector::Parse(req.Param("labelSelector"));
   if (!labels.ok()) throw BadRequest(std::string(labels.status().message()));
   auto fields = FieldSelector::Parse(req.Param("fieldSelector"), rp.type.field_labels);

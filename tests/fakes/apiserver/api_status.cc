@@ -15,6 +15,7 @@ json ApiError::ToStatus() const {
   json s = {{"kind", "Status"},    {"apiVersion", "v1"}, {"metadata", json::object()},
             {"status", "Failure"}, {"message", message}, {"reason", reason},
             {"code", code}};
+  if (reason.empty()) s.erase("reason");  // a Status a handler returned, not an error it made
   json d = details.is_object() ? details : json::object();
   if (retry_after_s > 0) d["retryAfterSeconds"] = retry_after_s;
   if (!d.empty()) s["details"] = d;

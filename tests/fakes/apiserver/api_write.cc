@@ -12,25 +12,6 @@
 namespace neuron::fakes::apiserver {
 namespace {
 
-json ParseBody(const HttpRequest& req) {
-  if (MediaType(req.content_type) == kProtobufMediaType) {
-    absl::StatusOr<json> obj = DecodeProtobufObject(req.body);
-    if (absl::IsUnimplemented(obj.status())) {
-      throw ApiError{415, "UnsupportedMediaType", std::string(obj.status().message()), nullptr, 0};
-    }
-    if (!obj.ok()) throw BadRequest(std::string(obj.status().message()));
-    return *std::move(obj);
-  }
-  json j = json::parse(req.body, nullptr, false);
-  if (j.is_discarded() || !j.is_object()) {
-    // JSON from clients; YAML too for hand-written curl requests.
-    auto y = ParseJsonOrYaml(req.body);
-    if (!y.ok() || !y->is_object()) throw BadRequest("the request body is not a valid object");
-    return *y;
-  }
-  return j;
-}
-
 // Upstream derives a default field manager from the User-Agent ("kubectl/v1.32 ..." -> "kubectl").
 std::string Manager(const HttpRequest& req) {
   std::string m = req.Param("fieldManager");
@@ -70,6 +51,25 @@ bool IsDns1123Subdomain(const std::string& name) {
 }
 
 }  // namespace
+
+json ParseBody(const HttpRequest& req) {
+  if (MediaType(req.content_type) == kProtobufMediaType) {
+    absl::StatusOr<json> obj = DecodeProtobufObject(req.body);
+    if (absl::IsUnimplemented(obj.status())) {
+      throw ApiError{415, "UnsupportedMediaType", std::string(obj.status().message()), nullptr, 0};
+    }
+    if (!obj.ok()) throw BadRequest(std::string(obj.status().message()));
+    return *std::move(obj);
+  }
+  json j = json::parse(req.body, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) {
+    // JSON from clients; YAML too for hand-written curl requests.
+    auto y = ParseJsonOrYaml(req.body);
+    if (!y.ok() || !y->is_object()) throw BadRequest("the request body is not a valid object");
+    return *y;
+  }
+  return j;
+}
 
 void ApiCore::CheckBody(const ResourcePath& rp, json& obj, bool need_name) {
   if (!obj.is_object()) throw BadRequest("the request body is not an object");

@@ -3,10 +3,11 @@
 // (resourceVersion, 409 on stale writes, generation, status subresource, finalizers, ownerRef GC,
 // label/field selectors, paging, watch with bookmarks and 410 expiry, merge/JSON/strategic/apply
 // patches, CRD registration, discovery, kube-root-ca.crt in every new namespace, protobuf request
-// bodies for the kinds kubectl's create commands send). kubectl 1.27-1.33 can create/get/apply/
-// patch/watch/delete against it; README.md ("kubectl against the fake") lists what does not work.
-// Where it knowingly differs from kube-apiserver, the code says so at that spot (search for
-// "Simplification").
+// bodies for the kinds kubectl's create commands send, pods/binding, pods/eviction with policy/v1
+// PodDisruptionBudgets whose status an emulated disruption controller keeps current).
+// kubectl 1.27-1.33 can create/get/apply/ patch/watch/delete against it; README.md ("kubectl
+// against the fake") lists what does not work. Where it knowingly differs from kube-apiserver, the
+// code says so at that spot (search for "Simplification").
 #pragma once
 
 #include <cstdint>

@@ -42,6 +42,7 @@ Registry::Registry() {
            {"spec.nodeName", "spec.restartPolicy", "spec.schedulerName", "spec.serviceAccountName",
             "spec.hostNetwork", "status.phase", "status.podIP", "status.nominatedNodeName"});
   pods.has_binding = true;
+  pods.has_eviction = true;
   pods.categories = {"all"};
   types_.push_back(pods);
   types_.push_back(Make("", "v1", "configmaps", "configmap", "ConfigMap", true, {"cm"}));
@@ -60,7 +61,19 @@ Registry::Registry() {
   types_.push_back(
       Make("apps", "v1", "deployments", "deployment", "Deployment", true, {"deploy"}, true));
   types_.back().categories = {"all"};
+  // ReplicaSets and StatefulSets are stored only (no controllers); the disruption controller
+  // emulation reads their spec.replicas as the scale of the pods they control.
+  types_.push_back(
+      Make("apps", "v1", "replicasets", "replicaset", "ReplicaSet", true, {"rs"}, true));
+  types_.back().categories = {"all"};
+  types_.push_back(
+      Make("apps", "v1", "statefulsets", "statefulset", "StatefulSet", true, {"sts"}, true));
+  types_.back().categories = {"all"};
   types_.push_back(Make("coordination.k8s.io", "v1", "leases", "lease", "Lease", true, {}));
+  // PodDisruptionBudgets: their status is kept by the disruption controller emulation
+  // (controllers.cc) and consulted by pods/eviction (api_evict.cc).
+  types_.push_back(Make("policy", "v1", "poddisruptionbudgets", "poddisruptionbudget",
+                        "PodDisruptionBudget", true, {"pdb"}, true));
   types_.push_back(Make("events.k8s.io", "v1", "events", "event", "Event", true, {"ev"}));
   // RBAC objects are stored and served; Simplification: nothing is authorized by them (the
   // fake answers every request), and escalation checks on create are not made.
@@ -229,6 +242,16 @@ json Registry::ResourceList(const std::string& group, const std::string& version
                            {"singularName", ""},
                            {"namespaced", t.namespaced},
                            {"kind", "Binding"},
+                           {"verbs", {"create"}}});
+    }
+    if (t.has_eviction) {
+      // kubectl drain looks for exactly this entry (with group and version) before it evicts.
+      resources.push_back({{"name", t.plural + "/eviction"},
+                           {"singularName", ""},
+                           {"namespaced", t.namespaced},
+                           {"group", "policy"},
+                           {"version", "v1"},
+                           {"kind", "Eviction"},
                            {"verbs", {"create"}}});
     }
   }

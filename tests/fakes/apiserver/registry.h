@@ -23,10 +23,11 @@ struct ResourceType {
   bool namespaced = true;
   std::vector<std::string> short_names;
   std::vector<std::string> categories;
-  bool has_status = false;   // status subresource
-  bool has_binding = false;  // pods/binding
-  std::string crd_name;      // non-empty when registered by a CRD
-  nlohmann::json schema;     // the CRD version's openAPIV3Schema (null for built-ins)
+  bool has_status = false;    // status subresource
+  bool has_binding = false;   // pods/binding
+  bool has_eviction = false;  // pods/eviction (policy/v1 Eviction)
+  std::string crd_name;       // non-empty when registered by a CRD
+  nlohmann::json schema;      // the CRD version's openAPIV3Schema (null for built-ins)
   // Field selector labels beyond metadata.name / metadata.namespace.
   std::vector<std::string> field_labels;
 

@@ -89,6 +89,50 @@ absl::StatusOr<LabelSelector> LabelSelector::Parse(const std::string& text) {
   return sel;
 }
 
+absl::StatusOr<LabelSelector> LabelSelector::FromObject(const json& selector) {
+  if (!selector.is_object()) return absl::InvalidArgumentError("selector is not an object");
+  LabelSelector sel;
+  const json match_labels = selector.value("matchLabels", json::object());
+  if (!match_labels.is_object()) return absl::InvalidArgumentError("matchLabels is not a map");
+  for (const auto& [key, value] : match_labels.items()) {
+    if (!value.is_string() || !ValidKey(key)) {
+      return absl::InvalidArgumentError("invalid matchLabels entry: " + key);
+    }
+    sel.reqs_.push_back(Req{key, Op::kEq, {value.get<std::string>()}});
+  }
+  const json exprs = selector.value("matchExpressions", json::array());
+  if (!exprs.is_array()) return absl::InvalidArgumentError("matchExpressions is not a list");
+  for (const json& e : exprs) {
+    if (!e.is_object()) {
+      return absl::InvalidArgumentError("matchExpressions entry is not an object");
+    }
+    Req r;
+    r.key = e.value("key", "");
+    const std::string op = e.value("operator", "");
+    for (const json& v : e.value("values", json::array())) {
+      if (!v.is_string()) return absl::InvalidArgumentError("values must be strings");
+      r.values.push_back(v.get<std::string>());
+    }
+    const bool want_values = op == "In" || op == "NotIn";
+    if (op == "In" || op == "NotIn" || op == "Exists" || op == "DoesNotExist") {
+      r.op = op == "In"       ? Op::kIn
+             : op == "NotIn"  ? Op::kNotIn
+             : op == "Exists" ? Op::kExists
+                              : Op::kNotExists;
+    } else {
+      return absl::InvalidArgumentError("\"" + op + "\" is not a valid label selector operator");
+    }
+    if (want_values == r.values.empty()) {
+      return absl::InvalidArgumentError(
+          want_values ? "for 'in', 'notin' operators, values set can't be empty"
+                      : "values set must be empty for exists and does not exist");
+    }
+    if (!ValidKey(r.key)) return absl::InvalidArgumentError("invalid label key: " + r.key);
+    sel.reqs_.push_back(std::move(r));
+  }
+  return sel;
+}
+
 bool LabelSelector::Matches(const json& labels) const {
   for (const Req& r : reqs_) {
     const bool has = labels.is_object() && labels.contains(r.key) && labels[r.key].is_string();

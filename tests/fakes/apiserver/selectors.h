@@ -17,6 +17,11 @@ class LabelSelector {
  public:
   // Empty string = match everything. InvalidArgument on syntax errors.
   static absl::StatusOr<LabelSelector> Parse(const std::string& text);
+  // A metav1.LabelSelector object ({matchLabels, matchExpressions}) as upstream's
+  // LabelSelectorAsSelector reads it: {} matches everything; InvalidArgument for a non-object, an
+  // unknown operator, or values that do not fit the operator (In/NotIn need some, Exists/
+  // DoesNotExist none). A null selector matches nothing upstream: callers check for it first.
+  static absl::StatusOr<LabelSelector> FromObject(const json& selector);
   // `labels` is metadata.labels (object or null).
   bool Matches(const json& labels) const;
   bool Empty() const { return reqs_.empty(); }

@@ -140,6 +140,23 @@ absl::StatusOr<nlohmann::json> RestClient::Create(const ResourceRef& ref, const 
   return Call({"POST", ResourcePath(ref, ns), obj.dump(), "application/json", {}});
 }
 
+absl::Status RestClient::Evict(const std::string& ns, const std::string& name) {
+  if (name.empty()) return absl::InvalidArgumentError("k8s evict: empty name");
+  const nlohmann::json body = {{"apiVersion", "policy/v1"},
+                               {"kind", "Eviction"},
+                               {"metadata", {{"name", name}, {"namespace", ns}}}};
+  HttpRequest req{"POST",
+                  ResourcePath(resources::kPods, ns, name, "eviction"),
+                  body.dump(),
+                  "application/json",
+                  {}};
+  req.retry = false;
+  NEURON_ASSIGN_OR_RETURN(HttpResponse res, transport_->Do(req));
+  absl::Status s = StatusFromHttp(res.status, res.body, res.retry_after);
+  if (res.status == 429) return absl::ResourceExhaustedError(s.message());
+  return s;
+}
+
 absl::StatusOr<nlohmann::json> RestClient::Update(const ResourceRef& ref, const std::string& ns,
                                                   const nlohmann::json& obj,
                                                   const std::string& subresource) {

@@ -89,6 +89,10 @@ class RestClient {
                                               const nlohmann::json& obj) {
     return Update(ref, ns, obj, "status");
   }
+  // POST pods/<name>/eviction (policy/v1), asked once: a 429 (the pod's PodDisruptionBudget
+  // allows no disruption now) comes back as ResourceExhausted with the server's message, for
+  // the caller to ask again later; never retried here.
+  absl::Status Evict(const std::string& ns, const std::string& name);
   // Returns the server's response body (the object with deletionTimestamp, or a Status).
   absl::StatusOr<nlohmann::json> Delete(const ResourceRef& ref, const std::string& ns,
                                         const std::string& name, const DeleteOptions& opts = {});

@@ -30,7 +30,7 @@ absl::StatusOr<HttpResponse> RetryingTransport::Do(const HttpRequest& req) {
         delay = std::min(absl::Seconds(secs), opts_.max_retry_after);
       }
     }
-    if (!retry || attempt >= max_attempts) return res;
+    if (!retry || !req.retry || attempt >= max_attempts) return res;
     spdlog::debug(
         "k8s retry method={} path={} attempt={} reason={} delay={}", req.method, req.path, attempt,
         res.ok() ? absl::StrCat("http ", res->status) : std::string(res.status().message()),

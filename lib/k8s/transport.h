@@ -28,6 +28,9 @@ struct HttpRequest {
   std::string body{};
   std::string content_type{};  // for bodies
   std::vector<std::pair<std::string, std::string>> headers{};
+  // false: the caller handles 429 and 5xx itself (an eviction's 429 is a disruption budget's
+  // answer, to be asked again later, not an overloaded server).
+  bool retry = true;
 };
 
 struct HttpResponse {

@@ -53,10 +53,13 @@ void AddMetrics(const DeviceConfig& dc, const ClusterApis& apis, const OperatorS
   json volumes = json::array({HostPathVolume("host-sys", "/sys"), NeuronOptVolume(),
                               HostPathVolume("features-d", kFeaturesDir, "DirectoryOrCreate")});
   AddEmulation(dc, container, volumes);
+  // It keeps reporting through a driver upgrade: the upgrade taint must not evict it.
+  json tolerations = NeuronTolerations();
+  tolerations.push_back({{"key", "aws-neuron-driver-upgrade"}, {"operator", "Exists"}});
   json pod = {{"serviceAccountName", name},
               {"automountServiceAccountToken", false},
               {"priorityClassName", "system-node-critical"},
-              {"tolerations", NeuronTolerations()},
+              {"tolerations", std::move(tolerations)},
               {"containers", json::array({std::move(container)})},
               {"volumes", std::move(volumes)}};
   PlaceOnNeuronNodes(dc, pod);

@@ -88,6 +88,11 @@ void ReadUpgradePolicy(const json& v, UpgradePolicy& p, std::vector<FieldError>&
   } else if (!b.is_null()) {
     problems.push_back({"spec.upgradePolicy.paused", "must be true or false"});
   }
+  if (const json& d = MemberOrNull(v, "drain"); d.is_object()) {
+    internal::ReadDrainPolicy(d, p.drain, problems);
+  } else if (!d.is_null()) {
+    problems.push_back({"spec.upgradePolicy.drain", "must be an object"});
+  }
 }
 
 // Long on purpose: one line or block per spec field, in the CRD's order.

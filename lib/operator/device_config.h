@@ -14,6 +14,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "lib/operator/device_config_drain.h"
 #include "nlohmann/json.hpp"
 
 namespace neuron::op {
@@ -54,6 +55,7 @@ struct UpgradePolicy {
   int max_parallel = 1;                             // nodes upgrading at once
   absl::Duration node_timeout = absl::Minutes(15);  // one node's time to report the new driver
   bool paused = false;                              // start no node; finish those under way
+  DrainPolicy drain;                                // device_config_drain.h
 };
 
 // spec.emulation: for clusters without Neuron hardware. The device plugin (or our DRA driver)

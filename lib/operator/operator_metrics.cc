@@ -6,7 +6,7 @@
 namespace neuron::op {
 namespace {
 
-constexpr const char* kStates[] = {"pending", "upgrading", "done", "failed"};
+constexpr const char* kStates[] = {"pending", "draining", "upgrading", "done", "failed"};
 
 }  // namespace
 
@@ -39,13 +39,22 @@ OperatorMetrics::OperatorMetrics(prometheus::Registry& registry)
       upgrade_nodes_(prometheus::BuildGauge()
                          .Name("neuron_operator_upgrade_nodes")
                          .Help("Nodes of a DeviceConfig's driver rollout, by state (pending, "
-                               "upgrading, done, failed).")
+                               "draining, upgrading, done, failed).")
                          .Register(registry)),
       upgrade_seconds_(prometheus::BuildGauge()
                            .Name("neuron_operator_upgrade_node_seconds")
                            .Help("How long the node upgrading longest has been upgrading (0 "
                                  "when none is).")
-                           .Register(registry)) {}
+                           .Register(registry)),
+      drain_pods_(prometheus::BuildCounter()
+                      .Name("neuron_operator_drain_pods_total")
+                      .Help("Pods a driver upgrade's drain acted on, by result (evicted, refused "
+                            "by a PodDisruptionBudget, deleted after the timeout with force).")
+                      .Register(registry)),
+      drain_seconds_(prometheus::BuildHistogram()
+                         .Name("neuron_operator_drain_duration_seconds")
+                         .Help("From cordon to the last Neuron pod gone, per drained node.")
+                         .Register(registry)) {}
 
 void OperatorMetrics::ObservePass(const std::string& key, absl::Duration took,
                                   const absl::StatusOr<ReconcileResult>& result,
@@ -63,11 +72,22 @@ void OperatorMetrics::ObservePass(const std::string& key, absl::Duration took,
 }
 
 void OperatorMetrics::SetRollout(const std::string& key, const UpgradeProgress& p) {
-  const int counts[] = {p.pending, p.upgrading, p.done, p.failed};
+  const int counts[] = {p.pending, p.draining, p.upgrading, p.done, p.failed};
   for (size_t i = 0; i < std::size(kStates); ++i) {
     upgrade_nodes_.Add({{"deviceconfig", key}, {"state", kStates[i]}}).Set(counts[i]);
   }
   upgrade_seconds_.Add({{"deviceconfig", key}}).Set(absl::ToDoubleSeconds(p.longest_upgrading));
+  const std::pair<const char*, int> pods[] = {
+      {"evicted", p.evicted}, {"refused", p.eviction_refused}, {"deleted", p.deleted}};
+  for (const auto& [result, n] : pods) {
+    if (n > 0) drain_pods_.Add({{"deviceconfig", key}, {"result", result}}).Increment(n);
+  }
+  for (absl::Duration d : p.drain_durations) {
+    drain_seconds_
+        .Add({{"deviceconfig", key}},
+             prometheus::Histogram::BucketBoundaries{1, 5, 15, 30, 60, 120, 300, 600, 1800, 3600})
+        .Observe(absl::ToDoubleSeconds(d));
+  }
 }
 
 void OperatorMetrics::DropRollout(const std::string& key) {

@@ -38,6 +38,8 @@ class OperatorMetrics {
   prometheus::Gauge& leader_;
   prometheus::Family<prometheus::Gauge>& upgrade_nodes_;
   prometheus::Family<prometheus::Gauge>& upgrade_seconds_;
+  prometheus::Family<prometheus::Counter>& drain_pods_;
+  prometheus::Family<prometheus::Histogram>& drain_seconds_;
 };
 
 }  // namespace neuron::op

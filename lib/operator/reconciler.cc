@@ -316,8 +316,22 @@ absl::StatusOr<std::optional<UpgradePlan>> Reconciler::RollDriver(const DeviceCo
   }
   const std::vector<NodeUpgrade> previous =
       ParseNodeUpgrades(MemberOrNull(obj, {"status", "nodes"}));
-  UpgradePlan plan = PlanUpgrade(dc, nodes, previous, clock_.Now());
+  NodePods pods;
+  if (dc.spec.upgrade.drain.enable) {
+    NEURON_ASSIGN_OR_RETURN(pods, DrainPods(dc, nodes));
+  }
+  // A new value of the retry annotation sends the failed nodes back, once.
+  const std::string retry(k8s::ObjectView(obj).annotation(kRetryUpgradeAnnotation));
+  const std::string handled = StringAt(obj, {"status", "upgrade", "retryHandled"});
+  const bool retry_failed = !retry.empty() && retry != handled;
+  UpgradePlan plan = PlanUpgrade(dc, nodes, previous, clock_.Now(), pods, retry_failed);
+  plan.retry_handled = retry.empty() ? handled : retry;
+  if (retry_failed) {
+    spdlog::info("driver upgrade deviceconfig={} retrying failed nodes annotation={}", Key(dc),
+                 retry);
+  }
   NEURON_RETURN_IF_ERROR(ApplyNodeChanges(dc, plan.changes));
+  RunDrains(dc, obj, plan);
   for (const Transition& t : plan.transitions) {
     const bool failed = t.to == NodeUpgradeState::kFailed;
     const char* type = failed ? k8s::kEventWarning : k8s::kEventNormal;

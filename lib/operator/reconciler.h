@@ -88,6 +88,13 @@ class Reconciler {
                                                         const nlohmann::json& obj,
                                                         const std::vector<nlohmann::json>& nodes);
   absl::Status ApplyNodeChanges(const DeviceConfig& dc, const std::vector<NodeChange>& changes);
+  // reconciler_drain.cc: the pods a drain still has to move off each node this DeviceConfig
+  // cordoned for its version (one list per such node, by spec.nodeName) ...
+  absl::StatusOr<NodePods> DrainPods(const DeviceConfig& dc,
+                                     const std::vector<nlohmann::json>& nodes);
+  // ... and the plan's evictions (a refusal by a budget is waited out) and force deletions,
+  // counted into `plan`, with an Event on the DeviceConfig for each pod a budget holds.
+  void RunDrains(const DeviceConfig& dc, const nlohmann::json& obj, UpgradePlan& plan);
   struct LiveChild {
     k8s::ResourceRef ref;
     std::string ns;

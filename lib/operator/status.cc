@@ -333,7 +333,9 @@ void WriteCounts(const DeviceConfig& dc, const ObservedState& seen, const Compon
                          {"nodesDone", u->done},
                          {"nodesUpgrading", u->upgrading},
                          {"nodesPending", u->pending},
-                         {"nodesFailed", u->failed}};
+                         {"nodesFailed", u->failed},
+                         {"nodesDraining", u->draining}};
+    if (!u->retry_handled.empty()) status["upgrade"]["retryHandled"] = u->retry_handled;
   } else if (!seen.blocker) {
     status.erase("nodes");
     status.erase("upgrade");

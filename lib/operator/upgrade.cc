@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "lib/base/json_access.h"
 #include "lib/k8s/k8s_time.h"
+#include "lib/k8s/object_view.h"
 #include "lib/operator/upgrade_steps.h"
 
 namespace neuron::op {
@@ -43,10 +44,16 @@ std::string VersionReadyLabel(const DeviceConfig& dc) {
   return absl::StrCat("kmm.node.kubernetes.io/", dc.ns, ".", dc.name, ".version.ready");
 }
 
+std::string DrainAnnotation(const DeviceConfig& dc) {
+  return absl::StrCat("k8s.aws/driver-drain.", dc.ns, ".", dc.name);
+}
+
 const char* StateName(NodeUpgradeState s) {
   switch (s) {
     case NodeUpgradeState::kPending:
       return "pending";
+    case NodeUpgradeState::kDraining:
+      return "draining";
     case NodeUpgradeState::kUpgrading:
       return "upgrading";
     case NodeUpgradeState::kDone:
@@ -75,8 +82,9 @@ std::vector<NodeUpgrade> ParseNodeUpgrades(const json& status_nodes) {
     n.version = StringMember(e, "driverVersion");
     const std::string state = StringMember(e, "state");
     bool known = false;
-    for (NodeUpgradeState s : {NodeUpgradeState::kPending, NodeUpgradeState::kUpgrading,
-                               NodeUpgradeState::kDone, NodeUpgradeState::kFailed}) {
+    for (NodeUpgradeState s :
+         {NodeUpgradeState::kPending, NodeUpgradeState::kDraining, NodeUpgradeState::kUpgrading,
+          NodeUpgradeState::kDone, NodeUpgradeState::kFailed}) {
       if (state == StateName(s)) {
         n.state = s;
         known = true;
@@ -97,13 +105,29 @@ json NodeChange::Patch() const {
     for (const auto& [k, v] : labels) l[k] = v ? json(*v) : json(nullptr);
     meta["labels"] = std::move(l);
   }
+  if (!annotations.empty()) {
+    json a = json::object();
+    for (const auto& [k, v] : annotations) a[k] = v ? json(*v) : json(nullptr);
+    meta["annotations"] = std::move(a);
+  }
   json patch = {{"metadata", std::move(meta)}};
-  if (taints) patch["spec"] = {{"taints", *taints}};
+  if (taints) patch["spec"]["taints"] = *taints;
+  // Uncordoning removes the field, as kubectl uncordon leaves it.
+  if (unschedulable) patch["spec"]["unschedulable"] = *unschedulable ? json(true) : json(nullptr);
   return patch;
 }
 
 UpgradeProgress Progress(const UpgradePlan& plan, absl::Time now) {
-  UpgradeProgress p{plan.pending, plan.upgrading, plan.done, plan.failed};
+  UpgradeProgress p;
+  p.pending = plan.pending;
+  p.upgrading = plan.upgrading;
+  p.done = plan.done;
+  p.failed = plan.failed;
+  p.draining = plan.draining;
+  p.evicted = plan.evicted;
+  p.eviction_refused = plan.eviction_refused;
+  p.deleted = plan.deleted;
+  p.drain_durations = plan.drain_durations;
   for (const NodeUpgrade& n : plan.nodes) {
     if (n.state == NodeUpgradeState::kUpgrading) {
       p.longest_upgrading = std::max(p.longest_upgrading, now - n.since);
@@ -113,17 +137,24 @@ UpgradeProgress Progress(const UpgradePlan& plan, absl::Time now) {
 }
 
 UpgradePlan PlanUpgrade(const DeviceConfig& dc, const std::vector<json>& nodes,
-                        const std::vector<NodeUpgrade>& previous, absl::Time now) {
+                        const std::vector<NodeUpgrade>& previous, absl::Time now,
+                        const NodePods& pods, bool retry_failed) {
   namespace steps = upgrade_steps;
   const steps::Target target = steps::TargetOf(dc);
-  std::vector<steps::NodeStep> decided =
-      steps::Admit(steps::ClassifyMatching(dc, nodes, previous, now), target, dc.spec.upgrade, now);
+  std::vector<NodeUpgrade> kept = previous;
+  if (retry_failed) {  // failed nodes start over, their timers too
+    std::erase_if(kept, [](const NodeUpgrade& n) { return n.state == NodeUpgradeState::kFailed; });
+  }
+  std::vector<steps::NodeStep> decided = steps::Admit(
+      steps::ClassifyMatching(dc, nodes, kept, now, pods), target, dc.spec.upgrade, now);
   steps::Summary sum = steps::Summarize(decided, target, dc.spec.upgrade);
 
   UpgradePlan plan;
   for (steps::NodeStep& s : decided) {
     if (s.change) plan.changes.push_back(std::move(*s.change));
     if (s.transition) plan.transitions.push_back(std::move(*s.transition));
+    if (s.drain) plan.drains.push_back(std::move(*s.drain));
+    if (s.drained_after) plan.drain_durations.push_back(*s.drained_after);
     // Pass again when the first upgrading node runs out of time.
     if (s.deadline && (!plan.recheck_after || *s.deadline - now < *plan.recheck_after)) {
       plan.recheck_after = *s.deadline - now;
@@ -139,8 +170,8 @@ UpgradePlan PlanUpgrade(const DeviceConfig& dc, const std::vector<json>& nodes,
   // Nodes that left the selector carry our label no longer.
   for (NodeChange& c : PlanCleanup(dc, nodes, /*all=*/false)) plan.changes.push_back(std::move(c));
 
-  std::tie(plan.done, plan.upgrading, plan.pending, plan.failed) =
-      std::tie(sum.done, sum.upgrading, sum.pending, sum.failed);
+  std::tie(plan.done, plan.upgrading, plan.pending, plan.failed, plan.draining) =
+      std::tie(sum.done, sum.upgrading, sum.pending, sum.failed, sum.draining);
   plan.condition_status = std::move(sum.condition_status);
   plan.condition_reason = std::move(sum.condition_reason);
   plan.condition_message = std::move(sum.condition_message);
@@ -152,16 +183,25 @@ std::vector<NodeChange> PlanCleanup(const DeviceConfig& dc, const std::vector<js
                                     bool all) {
   const std::string version_label = VersionLabel(dc);
   const std::string ready_label = VersionReadyLabel(dc);
+  const std::string drain_annotation = DrainAnnotation(dc);
   std::vector<NodeChange> out;
   for (const json& n : nodes) {
     const bool matches = SelectorMatches(dc.spec.selector, Labels(n));
     if (!all && matches) continue;
+    const bool cordoned = !k8s::ObjectView(n).annotation(drain_annotation).empty();
+    if (cordoned) {  // we cordoned it: uncordon
+      NodeChange c = ChangeFor(n);
+      c.annotations[drain_annotation] = std::nullopt;
+      c.unschedulable = false;
+      out.push_back(std::move(c));
+    }
     const bool ours = HasLabel(n, version_label);
     // A tainted node of ours: labelled by us, or (all) selected by us.
     const bool untaint =
         HasOurTaint(n) && (ours || (all && matches)) && !OtherVersionLabel(n, version_label);
     if (!ours && !untaint) continue;
-    NodeChange c = ChangeFor(n);
+    NodeChange c = cordoned ? std::move(out.back()) : ChangeFor(n);
+    if (cordoned) out.pop_back();
     if (ours) {
       c.labels[version_label] = std::nullopt;
       if (HasLabel(n, ready_label)) c.labels[ready_label] = std::nullopt;

@@ -6,6 +6,13 @@
 // (its Neuron workloads leave; KMM's pods tolerate the taint) and relabelling it; when KMM
 // reports the version ready, the taint comes off.
 //
+// With upgradePolicy.drain enabled (device_config_drain.h), a node is not tainted: it is
+// cordoned and annotated DrainAnnotation(dc)=<version>, its Neuron pods are evicted through
+// the Eviction API (the reconciler does that, from the plan's drain orders), and only when none
+// is left is it labelled for the new version; once KMM reports it ready it is uncordoned.
+// Per node then: pending -> draining -> upgrading -> done; draining -> failed when pods are
+// still there after drain.timeout (unless drain.force: then they are deleted).
+//
 // Per node: pending -> upgrading -> done, or -> failed when it is not ready within
 // upgradePolicy.nodeTimeout (its taint stays, and no further node starts). At most maxParallel
 // nodes are upgrading; paused starts none. A node seen for the first time (no version label:
@@ -33,8 +40,11 @@ inline constexpr char kUpgradeTaintKey[] = "aws-neuron-driver-upgrade";
 std::string VersionLabel(const DeviceConfig& dc);
 // kmm.node.kubernetes.io/<ns>.<name>.version.ready: the version KMM has loaded (KMM's).
 std::string VersionReadyLabel(const DeviceConfig& dc);
+// k8s.aws/driver-drain.<ns>.<name>: on a node this DeviceConfig cordoned to drain it (value:
+// the version drained for), so only what we cordoned is uncordoned, also after a restart.
+std::string DrainAnnotation(const DeviceConfig& dc);
 
-enum class NodeUpgradeState { kPending, kUpgrading, kDone, kFailed };
+enum class NodeUpgradeState { kPending, kDraining, kUpgrading, kDone, kFailed };
 const char* StateName(NodeUpgradeState s);
 
 // One entry of status.nodes.
@@ -55,8 +65,10 @@ std::vector<NodeUpgrade> ParseNodeUpgrades(const nlohmann::json& status_nodes);
 struct NodeChange {
   std::string node;
   std::string resource_version;
-  std::map<std::string, std::optional<std::string>> labels;  // nullopt: remove the label
+  std::map<std::string, std::optional<std::string>> labels;       // nullopt: remove the label
+  std::map<std::string, std::optional<std::string>> annotations;  // nullopt: remove it
   std::optional<nlohmann::json> taints;
+  std::optional<bool> unschedulable;  // cordon / uncordon
   nlohmann::json Patch() const;
 };
 
@@ -66,18 +78,39 @@ struct Transition {
   std::string message;
 };
 
+// A pod a drain moves off its node (see DrainsPod), as the reconciler found it.
+struct DrainPod {
+  std::string ns, name;
+  std::string blocker;       // why it may not be evicted (EvictionBlocker); "" = it may
+  bool terminating = false;  // being deleted already: waited for, not evicted again
+};
+using NodePods = std::map<std::string, std::vector<DrainPod>>;  // node name -> its pods
+
+// What the reconciler does for one draining node this pass.
+struct DrainOrder {
+  std::string node;
+  std::vector<DrainPod> evict;   // through pods/eviction; a 429 means wait, never delete
+  std::vector<DrainPod> remove;  // drain.force after the timeout: deleted outright
+};
+
 struct UpgradePlan {
   std::vector<NodeChange> changes;
+  std::vector<DrainOrder> drains;
   std::vector<NodeUpgrade> nodes;  // the new status.nodes, by node name
   std::vector<Transition> transitions;
   // Pass again by then: the earliest deadline of an upgrading node.
   std::optional<absl::Duration> recheck_after;
-  int done = 0, upgrading = 0, pending = 0, failed = 0;
+  int done = 0, upgrading = 0, pending = 0, failed = 0, draining = 0;
   // The Upgrading condition, and a Degraded message when a node failed.
   std::string condition_status;  // "True" while nodes remain to move, else "False"
   std::string condition_reason;
   std::string condition_message;
   std::optional<std::string> degraded;
+  // The retry annotation's value this plan has acted on (kept in status.upgrade.retryHandled).
+  std::string retry_handled;
+  // What the drains did this pass (the reconciler fills these in, for metrics).
+  int evicted = 0, eviction_refused = 0, deleted = 0;
+  std::vector<absl::Duration> drain_durations;  // nodes that finished draining this pass
 };
 
 // A rollout in numbers (the operator's metrics): nodes per state, and how long the node that
@@ -85,13 +118,22 @@ struct UpgradePlan {
 struct UpgradeProgress {
   int pending = 0, upgrading = 0, done = 0, failed = 0;
   absl::Duration longest_upgrading = absl::ZeroDuration();
+  int draining = 0;
+  // This pass's drain work: evictions done and refused by a budget, force deletions, and how
+  // long each node that finished draining took.
+  int evicted = 0, eviction_refused = 0, deleted = 0;
+  std::vector<absl::Duration> drain_durations;
 };
 UpgradeProgress Progress(const UpgradePlan& plan, absl::Time now);
 
-// `nodes`: every Node as the cache holds it (metadata.name, resourceVersion, labels;
-// spec.taints). Only call with a driverVersion set in kmm mode.
+// `nodes`: every Node as the cache holds it (metadata.name, resourceVersion, labels,
+// annotations; spec.taints, spec.unschedulable). `pods`: the pods a drain would move, for the
+// nodes being drained (the reconciler lists them; a node absent from it has none).
+// `retry_failed`: every failed node starts over (the retry annotation changed). Only call with
+// a driverVersion set in kmm mode.
 UpgradePlan PlanUpgrade(const DeviceConfig& dc, const std::vector<nlohmann::json>& nodes,
-                        const std::vector<NodeUpgrade>& previous, absl::Time now);
+                        const std::vector<NodeUpgrade>& previous, absl::Time now,
+                        const NodePods& pods = {}, bool retry_failed = false);
 
 // The changes that take `dc`'s upgrade labels and taints off the nodes: on nodes that left the
 // selector, or all of them when the DeviceConfig is deleted or no longer sets a version.

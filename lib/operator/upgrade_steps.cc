@@ -16,6 +16,33 @@ using nlohmann::json;
 
 // Names in a condition message, then "and N more".
 constexpr size_t kNamesShown = 5;
+// How soon a draining node is looked at again: evictions a budget refused are retried.
+constexpr absl::Duration kDrainPoll = absl::Seconds(5);
+// A node just cordoned is looked at again at once, to list and evict its pods.
+constexpr absl::Duration kDrainStartPoll = absl::Seconds(1);
+
+// "ns/a, ns/b (it has emptyDir ...)" for reasons and Events.
+std::string PodNames(const std::vector<DrainPod>& pods) {
+  std::vector<std::string> names;
+  for (const DrainPod& p : pods) {
+    names.push_back(absl::StrCat(p.ns, "/", p.name,
+                                 p.blocker.empty() ? "" : absl::StrCat(" (", p.blocker, ")"),
+                                 p.terminating ? " (terminating)" : ""));
+  }
+  if (names.size() <= kNamesShown) return absl::StrJoin(names, ", ");
+  return absl::StrCat(
+      absl::StrJoin(std::vector<std::string>(names.begin(), names.begin() + kNamesShown), ", "),
+      " and ", names.size() - kNamesShown, " more");
+}
+
+// The pods an eviction may be sent for now.
+std::vector<DrainPod> Evictable(const std::vector<DrainPod>& pods) {
+  std::vector<DrainPod> out;
+  for (const DrainPod& p : pods) {
+    if (p.blocker.empty() && !p.terminating) out.push_back(p);
+  }
+  return out;
+}
 
 const json& TaintsOf(const json& node) { return k8s::NodeView(node).taints(); }
 
@@ -61,6 +88,69 @@ void ClassifyUnderWay(NodeStep& s, const NodeUpgrade* previous, const Target& t,
   s.deadline = started + policy.node_timeout;
   Enter(s, NodeUpgradeState::kUpgrading, started,
         absl::StrCat("waiting for KMM to load driver ", t.version), "");
+}
+
+// Labels a drained node for the target: KMM moves its driver now.
+void LabelDrained(NodeStep& s, const Target& t, const UpgradePolicy& policy, absl::Time now,
+                  const std::string& what) {
+  if (!s.change) s.change = ChangeFor(*s.node);
+  s.change->labels[t.version_label] = t.version;
+  s.cls = NodeClass::kUpgrading;
+  s.deadline = now + policy.node_timeout;
+  Enter(s, NodeUpgradeState::kUpgrading, now, what, what);
+}
+
+// Cordoned for the target, not yet labelled: wait for its pods to leave (evicting them), then
+// label it; past drain.timeout fail it, or with drain.force delete what is left.
+void ClassifyDraining(NodeStep& s, const NodeUpgrade* previous, const Target& t,
+                      const UpgradePolicy& policy, absl::Time now,
+                      const std::vector<DrainPod>& left) {
+  const bool was_failed = s.previous == NodeUpgradeState::kFailed;
+  const absl::Time started =
+      s.previous == NodeUpgradeState::kDraining || was_failed ? previous->since : now;
+  if (left.empty() && !was_failed) {
+    s.drained_after = now - started;
+    LabelDrained(s, t, policy, now,
+                 absl::StrCat("drained; labelled for driver ", t.version,
+                              s.from.empty() ? "" : absl::StrCat(" (from ", s.from, ")")));
+    return;
+  }
+  const std::string timeout = absl::FormatDuration(policy.drain.timeout);
+  if (was_failed || (now - started >= policy.drain.timeout && !policy.drain.force)) {
+    s.cls = NodeClass::kFailed;
+    const std::string reason = absl::StrCat(
+        "drain timed out after ", timeout,
+        "; still on the node: ", left.empty() ? std::string("nothing now") : PodNames(left),
+        ". It stays cordoned; set the DeviceConfig annotation ", kRetryUpgradeAnnotation,
+        " to a new value to retry");
+    Enter(s, NodeUpgradeState::kFailed, was_failed ? previous->since : now, reason, reason);
+    return;
+  }
+  s.cls = NodeClass::kDraining;
+  if (now - started >= policy.drain.timeout) {  // drain.force
+    s.drain = DrainOrder{s.entry.node, {}, left};
+    s.deadline = now + kDrainPoll;
+    const std::string what = absl::StrCat("drain timed out after ", timeout, "; deleting ",
+                                          left.size(), " pods (drain.force): ", PodNames(left));
+    Enter(s, NodeUpgradeState::kDraining, started, what, what);
+    return;
+  }
+  s.drain = DrainOrder{s.entry.node, Evictable(left), {}};
+  s.deadline = std::min(started + policy.drain.timeout, now + kDrainPoll);
+  Enter(s, NodeUpgradeState::kDraining, started,
+        absl::StrCat("waiting for ", left.size(), " pods to leave: ", PodNames(left)), "");
+}
+
+// A candidate starts, draining first: cordoned and marked. What runs there is listed on the
+// next pass (the mark says which nodes to look at), which evicts it or labels the node.
+void StartDrain(NodeStep& s, const Target& t, absl::Time now) {
+  s.change = ChangeFor(*s.node);
+  s.change->annotations[t.drain_annotation] = t.version;
+  s.change->unschedulable = true;
+  s.cls = NodeClass::kDraining;
+  s.deadline = now + kDrainStartPoll;
+  const std::string what = absl::StrCat("cordoned to drain for driver ", t.version);
+  Enter(s, NodeUpgradeState::kDraining, now, what, what);
 }
 
 // A candidate starts: tainted (unless it is already) and labelled for the target.
@@ -113,13 +203,15 @@ NodeChange ChangeFor(const json& node) {
 }
 
 Target TargetOf(const DeviceConfig& dc) {
-  return {dc.spec.driver_version, VersionLabel(dc), VersionReadyLabel(dc)};
+  return {dc.spec.driver_version, VersionLabel(dc), VersionReadyLabel(dc), DrainAnnotation(dc)};
 }
 
 const char* ClassName(NodeClass c) {
   switch (c) {
     case NodeClass::kDone:
       return "done";
+    case NodeClass::kDraining:
+      return "draining";
     case NodeClass::kUpgrading:
       return "upgrading";
     case NodeClass::kFailed:
@@ -132,8 +224,10 @@ const char* ClassName(NodeClass c) {
   return "candidate";
 }
 
+// Long on purpose: one branch per state a node can be found in, in the order they are tested.
 NodeStep Classify(const json& node, const NodeUpgrade* previous, const Target& t,
-                  const UpgradePolicy& policy, absl::Time now) {
+                  const UpgradePolicy& policy, absl::Time now, const std::vector<DrainPod>* pods) {
+  static const std::vector<DrainPod> kNoPods;
   NodeStep s;
   s.node = &node;
   s.entry.node = NameOf(node);
@@ -141,6 +235,7 @@ NodeStep Classify(const json& node, const NodeUpgrade* previous, const Target& t
   if (previous != nullptr) s.previous = previous->state;
   s.tainted = HasOurTaint(node);
   s.from = LabelOf(node, t.version_label);
+  s.drain_for = std::string(k8s::ObjectView(node).annotation(t.drain_annotation));
   const bool labelled = HasLabel(node, t.version_label);
 
   if (labelled && s.from == t.version && LabelOf(node, t.ready_label) == t.version) {
@@ -149,6 +244,11 @@ NodeStep Classify(const json& node, const NodeUpgrade* previous, const Target& t
       s.change = ChangeFor(node);
       s.change->taints = WithoutOurTaint(node);
     }
+    if (!s.drain_for.empty()) {  // cordoned by us: uncordon
+      if (!s.change) s.change = ChangeFor(node);
+      s.change->annotations[t.drain_annotation] = std::nullopt;
+      s.change->unschedulable = false;
+    }
     // A node found done without having been seen upgrading is no news.
     const bool was_done = s.previous == NodeUpgradeState::kDone;
     Enter(
@@ -156,7 +256,9 @@ NodeStep Classify(const json& node, const NodeUpgrade* previous, const Target& t
         previous != nullptr ? absl::StrCat("driver ", t.version, " is ready; taint removed") : "");
   } else if (labelled && s.from == t.version) {
     ClassifyUnderWay(s, previous, t, policy, now);
-  } else if (!labelled && !s.tainted && !policy.paused) {
+  } else if (s.drain_for == t.version) {
+    ClassifyDraining(s, previous, t, policy, now, pods != nullptr ? *pods : kNoPods);
+  } else if (!labelled && !s.tainted && s.drain_for.empty() && !policy.paused) {
     // First seen: nothing of ours runs there, so nothing to drain.
     s.cls = NodeClass::kFirstInstall;
     s.change = ChangeFor(node);
@@ -175,7 +277,8 @@ NodeStep Classify(const json& node, const NodeUpgrade* previous, const Target& t
 }
 
 std::vector<NodeStep> ClassifyMatching(const DeviceConfig& dc, const std::vector<json>& nodes,
-                                       const std::vector<NodeUpgrade>& previous, absl::Time now) {
+                                       const std::vector<NodeUpgrade>& previous, absl::Time now,
+                                       const NodePods& pods) {
   const Target target = TargetOf(dc);
   std::map<std::string, const NodeUpgrade*> prev;  // entries about the target version
   for (const NodeUpgrade& p : previous) {
@@ -190,8 +293,9 @@ std::vector<NodeStep> ClassifyMatching(const DeviceConfig& dc, const std::vector
   std::vector<NodeStep> steps;
   for (const json* n : matching) {
     auto it = prev.find(NameOf(*n));
-    steps.push_back(
-        Classify(*n, it == prev.end() ? nullptr : it->second, target, dc.spec.upgrade, now));
+    auto p = pods.find(NameOf(*n));
+    steps.push_back(Classify(*n, it == prev.end() ? nullptr : it->second, target, dc.spec.upgrade,
+                             now, p == pods.end() ? nullptr : &p->second));
   }
   return steps;
 }
@@ -206,7 +310,8 @@ std::vector<NodeStep> Admit(std::vector<NodeStep> steps, const Target& t,
   std::stable_sort(candidates, steps.end(),
                    [](const NodeStep& a, const NodeStep& b) { return a.tainted && !b.tainted; });
   int upgrading = static_cast<int>(std::count_if(steps.begin(), candidates, [](const NodeStep& s) {
-    return s.entry.state == NodeUpgradeState::kUpgrading;
+    return s.entry.state == NodeUpgradeState::kUpgrading ||
+           s.entry.state == NodeUpgradeState::kDraining;
   }));
   auto failed = std::find_if(steps.begin(), candidates, [](const NodeStep& s) {
     return s.entry.state == NodeUpgradeState::kFailed;
@@ -214,7 +319,11 @@ std::vector<NodeStep> Admit(std::vector<NodeStep> steps, const Target& t,
   const bool stopped = failed != candidates;
   for (auto s = candidates; s != steps.end(); ++s) {
     if (!stopped && !policy.paused && upgrading < policy.max_parallel) {
-      Start(*s, t, policy, now);
+      if (policy.drain.enable) {
+        StartDrain(*s, t, now);
+      } else {
+        Start(*s, t, policy, now);
+      }
       ++upgrading;
       continue;
     }
@@ -241,9 +350,11 @@ Summary Summarize(const std::vector<NodeStep>& steps, const Target& t,
   s.upgrading = static_cast<int>(in[NodeUpgradeState::kUpgrading].size());
   s.pending = static_cast<int>(in[NodeUpgradeState::kPending].size());
   s.failed = static_cast<int>(in[NodeUpgradeState::kFailed].size());
-  const int total = s.done + s.upgrading + s.pending + s.failed;
+  s.draining = static_cast<int>(in[NodeUpgradeState::kDraining].size());
+  const int total = s.done + s.upgrading + s.pending + s.failed + s.draining;
   const std::string counts =
-      absl::StrCat(s.done, " of ", total, " nodes on driver ", t.version, "; ", s.upgrading,
+      absl::StrCat(s.done, " of ", total, " nodes on driver ", t.version, "; ",
+                   s.draining > 0 ? absl::StrCat(s.draining, " draining, ") : "", s.upgrading,
                    " upgrading, ", s.pending, " pending, ", s.failed, " failed");
   s.condition_status = "True";
   if (s.failed > 0) {
@@ -251,17 +362,21 @@ Summary Summarize(const std::vector<NodeStep>& steps, const Target& t,
     s.condition_reason = "NodeFailed";
     s.condition_message =
         absl::StrCat("stopped: ", names(NodeUpgradeState::kFailed), " failed (", counts,
-                     "). The rollout resumes once KMM reports the driver ready there; to roll "
-                     "back, set driverVersion to the previous version");
+                     "). The rollout resumes once KMM reports the driver ready there, or when "
+                     "the DeviceConfig annotation ",
+                     kRetryUpgradeAnnotation,
+                     " is set to a new value (failed nodes start over); to roll back, set "
+                     "driverVersion to the previous version");
     s.degraded = absl::StrCat("driver upgrade stopped at ", first.node, ": ", first.reason);
   } else if (s.pending > 0 && policy.paused) {
     s.condition_reason = "Paused";
     s.condition_message =
         absl::StrCat("paused (", counts, "): set spec.upgradePolicy.paused to false to go on");
-  } else if (s.pending + s.upgrading > 0) {
+  } else if (s.pending + s.upgrading + s.draining > 0) {
     s.condition_reason = "RollingOut";
-    s.condition_message =
-        absl::StrCat(counts, "; upgrading: ", names(NodeUpgradeState::kUpgrading));
+    s.condition_message = absl::StrCat(
+        counts, "; upgrading: ", names(NodeUpgradeState::kUpgrading),
+        s.draining > 0 ? absl::StrCat("; draining: ", names(NodeUpgradeState::kDraining)) : "");
   } else {
     s.condition_status = "False";
     s.condition_reason = "UpToDate";

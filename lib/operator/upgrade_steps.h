@@ -28,8 +28,9 @@ namespace neuron::op::upgrade_steps {
 // What a rollout moves nodes to: the version and the two KMM labels of one DeviceConfig.
 struct Target {
   std::string version;
-  std::string version_label;  // VersionLabel(dc)
-  std::string ready_label;    // VersionReadyLabel(dc)
+  std::string version_label;     // VersionLabel(dc)
+  std::string ready_label;       // VersionReadyLabel(dc)
+  std::string drain_annotation;  // DrainAnnotation(dc)
 };
 Target TargetOf(const DeviceConfig& dc);
 
@@ -45,7 +46,7 @@ nlohmann::json WithoutOurTaint(const nlohmann::json& node);  // the node's taint
 NodeChange ChangeFor(const nlohmann::json& node);  // an empty change at its resourceVersion
 
 // A node's state this pass, as classify sees it alone.
-enum class NodeClass { kDone, kUpgrading, kFailed, kFirstInstall, kCandidate };
+enum class NodeClass { kDone, kDraining, kUpgrading, kFailed, kFirstInstall, kCandidate };
 const char* ClassName(NodeClass c);
 
 // One matching node's part in this pass.
@@ -59,22 +60,28 @@ struct NodeStep {
   std::optional<absl::Time> deadline;
   std::optional<NodeChange> change;      // the Node patch, if any
   std::optional<Transition> transition;  // the Event, when the node entered a state with news
+  std::optional<DrainOrder> drain;       // evictions (or deletions) to do for it this pass
+  std::optional<absl::Duration> drained_after;  // it finished draining now, after this long
   // Read by admit: the state of the previous entry at the target version, our taint on the
   // node, and the version it is labelled for ("" when unlabelled).
   std::optional<NodeUpgradeState> previous;
   bool tainted = false;
   std::string from;
+  std::string drain_for;  // the version the node was cordoned for (drain annotation), or ""
 };
 
 // Step 1. `previous`: the node's entry in the previous status.nodes for target.version, or
-// null. A pure function of its arguments.
+// null; `pods`: what a drain would still move off it (null: nothing). A pure function of its
+// arguments.
 NodeStep Classify(const nlohmann::json& node, const NodeUpgrade* previous, const Target& target,
-                  const UpgradePolicy& policy, absl::Time now);
+                  const UpgradePolicy& policy, absl::Time now,
+                  const std::vector<DrainPod>* pods = nullptr);
 // Classify over the nodes dc's selector matches, in name order, each with its entry in
 // `previous` about the target version (the last one, if several).
 std::vector<NodeStep> ClassifyMatching(const DeviceConfig& dc,
                                        const std::vector<nlohmann::json>& nodes,
-                                       const std::vector<NodeUpgrade>& previous, absl::Time now);
+                                       const std::vector<NodeUpgrade>& previous, absl::Time now,
+                                       const NodePods& pods = {});
 
 // Step 2. `steps`: classified nodes in name order. Returns them with every candidate decided:
 // the other nodes first (in their order), then the candidates in the order admit considered
@@ -85,7 +92,7 @@ std::vector<NodeStep> Admit(std::vector<NodeStep> steps, const Target& target,
 
 // Step 3: the counts and the conditions of decided steps (in Admit's order).
 struct Summary {
-  int done = 0, upgrading = 0, pending = 0, failed = 0;
+  int done = 0, upgrading = 0, pending = 0, failed = 0, draining = 0;
   std::string condition_status;  // "True" while nodes remain to move, else "False"
   std::string condition_reason;
   std::string condition_message;

@@ -5,6 +5,7 @@
 
 #include <memory>
 #include <string>
+#include <tuple>
 
 #include "catch2/catch.hpp"
 #include "lib/metrics/exposition.h"
@@ -27,7 +28,10 @@ struct Scraped {
 
 ReconcileResult Rollout(int pending, int upgrading, int done, int failed, absl::Duration longest) {
   ReconcileResult r;
-  r.upgrade = UpgradeProgress{pending, upgrading, done, failed, longest};
+  UpgradeProgress p;
+  std::tie(p.pending, p.upgrading, p.done, p.failed, p.longest_upgrading) =
+      std::tie(pending, upgrading, done, failed, longest);
+  r.upgrade = p;
   return r;
 }
 

@@ -18,13 +18,13 @@ std::string Key(const DeviceConfig& dc) { return absl::StrCat(dc.ns, "/", dc.nam
 
 absl::StatusOr<NodePods> Reconciler::DrainPods(const DeviceConfig& dc,
                                                const std::vector<json>& nodes) {
-  const std::string annotation = DrainAnnotation(dc);
+  const std::string drain_label = DrainLabel(dc);
   const std::string version_label = VersionLabel(dc);
   NodePods out;
   for (const json& n : nodes) {
     const k8s::ObjectView node(n);
     // Cordoned for this version and not labelled for it yet: still draining.
-    if (node.annotation(annotation) != dc.spec.driver_version ||
+    if (node.label(drain_label) != dc.spec.driver_version ||
         node.label(version_label) == dc.spec.driver_version) {
       continue;
     }

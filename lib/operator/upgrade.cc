@@ -44,7 +44,7 @@ std::string VersionReadyLabel(const DeviceConfig& dc) {
   return absl::StrCat("kmm.node.kubernetes.io/", dc.ns, ".", dc.name, ".version.ready");
 }
 
-std::string DrainAnnotation(const DeviceConfig& dc) {
+std::string DrainLabel(const DeviceConfig& dc) {
   return absl::StrCat("k8s.aws/driver-drain.", dc.ns, ".", dc.name);
 }
 
@@ -104,11 +104,6 @@ json NodeChange::Patch() const {
     json l = json::object();
     for (const auto& [k, v] : labels) l[k] = v ? json(*v) : json(nullptr);
     meta["labels"] = std::move(l);
-  }
-  if (!annotations.empty()) {
-    json a = json::object();
-    for (const auto& [k, v] : annotations) a[k] = v ? json(*v) : json(nullptr);
-    meta["annotations"] = std::move(a);
   }
   json patch = {{"metadata", std::move(meta)}};
   if (taints) patch["spec"]["taints"] = *taints;
@@ -183,15 +178,15 @@ std::vector<NodeChange> PlanCleanup(const DeviceConfig& dc, const std::vector<js
                                     bool all) {
   const std::string version_label = VersionLabel(dc);
   const std::string ready_label = VersionReadyLabel(dc);
-  const std::string drain_annotation = DrainAnnotation(dc);
+  const std::string drain_label = DrainLabel(dc);
   std::vector<NodeChange> out;
   for (const json& n : nodes) {
     const bool matches = SelectorMatches(dc.spec.selector, Labels(n));
     if (!all && matches) continue;
-    const bool cordoned = !k8s::ObjectView(n).annotation(drain_annotation).empty();
+    const bool cordoned = HasLabel(n, drain_label);
     if (cordoned) {  // we cordoned it: uncordon
       NodeChange c = ChangeFor(n);
-      c.annotations[drain_annotation] = std::nullopt;
+      c.labels[drain_label] = std::nullopt;
       c.unschedulable = false;
       out.push_back(std::move(c));
     }

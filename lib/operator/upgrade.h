@@ -7,7 +7,7 @@
 // reports the version ready, the taint comes off.
 //
 // With upgradePolicy.drain enabled (device_config_drain.h), a node is not tainted: it is
-// cordoned and annotated DrainAnnotation(dc)=<version>, its Neuron pods are evicted through
+// cordoned and labelled DrainLabel(dc)=<version>, its Neuron pods are evicted through
 // the Eviction API (the reconciler does that, from the plan's drain orders), and only when none
 // is left is it labelled for the new version; once KMM reports it ready it is uncordoned.
 // Per node then: pending -> draining -> upgrading -> done; draining -> failed when pods are
@@ -40,9 +40,10 @@ inline constexpr char kUpgradeTaintKey[] = "aws-neuron-driver-upgrade";
 std::string VersionLabel(const DeviceConfig& dc);
 // kmm.node.kubernetes.io/<ns>.<name>.version.ready: the version KMM has loaded (KMM's).
 std::string VersionReadyLabel(const DeviceConfig& dc);
-// k8s.aws/driver-drain.<ns>.<name>: on a node this DeviceConfig cordoned to drain it (value:
-// the version drained for), so only what we cordoned is uncordoned, also after a restart.
-std::string DrainAnnotation(const DeviceConfig& dc);
+// k8s.aws/driver-drain.<ns>.<name>: the label on a node this DeviceConfig cordoned to drain it
+// (value: the version drained for), so only what we cordoned is uncordoned, also after a
+// restart. A label, not an annotation: the operator's Node cache keeps labels only.
+std::string DrainLabel(const DeviceConfig& dc);
 
 enum class NodeUpgradeState { kPending, kDraining, kUpgrading, kDone, kFailed };
 const char* StateName(NodeUpgradeState s);
@@ -65,8 +66,7 @@ std::vector<NodeUpgrade> ParseNodeUpgrades(const nlohmann::json& status_nodes);
 struct NodeChange {
   std::string node;
   std::string resource_version;
-  std::map<std::string, std::optional<std::string>> labels;       // nullopt: remove the label
-  std::map<std::string, std::optional<std::string>> annotations;  // nullopt: remove it
+  std::map<std::string, std::optional<std::string>> labels;  // nullopt: remove the label
   std::optional<nlohmann::json> taints;
   std::optional<bool> unschedulable;  // cordon / uncordon
   nlohmann::json Patch() const;
@@ -126,8 +126,8 @@ struct UpgradeProgress {
 };
 UpgradeProgress Progress(const UpgradePlan& plan, absl::Time now);
 
-// `nodes`: every Node as the cache holds it (metadata.name, resourceVersion, labels,
-// annotations; spec.taints, spec.unschedulable). `pods`: the pods a drain would move, for the
+// `nodes`: every Node as the cache holds it (metadata.name, resourceVersion, labels;
+// spec.taints). `pods`: the pods a drain would move, for the
 // nodes being drained (the reconciler lists them; a node absent from it has none).
 // `retry_failed`: every failed node starts over (the retry annotation changed). Only call with
 // a driverVersion set in kmm mode.

@@ -145,7 +145,7 @@ void ClassifyDraining(NodeStep& s, const NodeUpgrade* previous, const Target& t,
 // next pass (the mark says which nodes to look at), which evicts it or labels the node.
 void StartDrain(NodeStep& s, const Target& t, absl::Time now) {
   s.change = ChangeFor(*s.node);
-  s.change->annotations[t.drain_annotation] = t.version;
+  s.change->labels[t.drain_label] = t.version;
   s.change->unschedulable = true;
   s.cls = NodeClass::kDraining;
   s.deadline = now + kDrainStartPoll;
@@ -203,7 +203,7 @@ NodeChange ChangeFor(const json& node) {
 }
 
 Target TargetOf(const DeviceConfig& dc) {
-  return {dc.spec.driver_version, VersionLabel(dc), VersionReadyLabel(dc), DrainAnnotation(dc)};
+  return {dc.spec.driver_version, VersionLabel(dc), VersionReadyLabel(dc), DrainLabel(dc)};
 }
 
 const char* ClassName(NodeClass c) {
@@ -235,7 +235,7 @@ NodeStep Classify(const json& node, const NodeUpgrade* previous, const Target& t
   if (previous != nullptr) s.previous = previous->state;
   s.tainted = HasOurTaint(node);
   s.from = LabelOf(node, t.version_label);
-  s.drain_for = std::string(k8s::ObjectView(node).annotation(t.drain_annotation));
+  s.drain_for = LabelOf(node, t.drain_label);
   const bool labelled = HasLabel(node, t.version_label);
 
   if (labelled && s.from == t.version && LabelOf(node, t.ready_label) == t.version) {
@@ -246,7 +246,7 @@ NodeStep Classify(const json& node, const NodeUpgrade* previous, const Target& t
     }
     if (!s.drain_for.empty()) {  // cordoned by us: uncordon
       if (!s.change) s.change = ChangeFor(node);
-      s.change->annotations[t.drain_annotation] = std::nullopt;
+      s.change->labels[t.drain_label] = std::nullopt;
       s.change->unschedulable = false;
     }
     // A node found done without having been seen upgrading is no news.

@@ -28,9 +28,9 @@ namespace neuron::op::upgrade_steps {
 // What a rollout moves nodes to: the version and the two KMM labels of one DeviceConfig.
 struct Target {
   std::string version;
-  std::string version_label;     // VersionLabel(dc)
-  std::string ready_label;       // VersionReadyLabel(dc)
-  std::string drain_annotation;  // DrainAnnotation(dc)
+  std::string version_label;  // VersionLabel(dc)
+  std::string ready_label;    // VersionReadyLabel(dc)
+  std::string drain_label;    // DrainLabel(dc)
 };
 Target TargetOf(const DeviceConfig& dc);
 
@@ -67,7 +67,7 @@ struct NodeStep {
   std::optional<NodeUpgradeState> previous;
   bool tainted = false;
   std::string from;
-  std::string drain_for;  // the version the node was cordoned for (drain annotation), or ""
+  std::string drain_for;  // the version the node was cordoned for (drain label), or ""
 };
 
 // Step 1. `previous`: the node's entry in the previous status.nodes for target.version, or

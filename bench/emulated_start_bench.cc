@@ -143,8 +143,7 @@ bool IsTmpfs(const std::string& dir) {
 void BenchWriter(const std::string& shape_name, int runs) {
   const neuron::topology::Shape* shape = neuron::topology::FindShape(shape_name);
   if (shape == nullptr) return;
-  const auto spec =
-      neuron::inventory::BuildEmulationSpec(*shape, 0);
+  const auto spec = neuron::inventory::BuildEmulationSpec(*shape, 0);
   if (!spec.ok()) return;
   for (const std::string parent : {"/dev/shm", "/var/tmp"}) {
     std::vector<double> ms;

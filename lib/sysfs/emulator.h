@@ -62,9 +62,9 @@ absl::StatusOr<std::vector<std::string>> WriteEmulatedTree(const std::string& ro
                                                            const EmulationSpec& spec);
 
 // An upper estimate of the bytes the tree takes on a tmpfs (one page per non-empty file): about
-// 60 files per device plus 100 per core (rounded up); measured trn2.48xlarge (16 x 8 cores) 13,657 files =
-// 54 MiB with 4 KiB pages, trn1.32xlarge (16 x 2) 4,036 files = 16 MiB. Inline so the operator
-// can size an emptyDir without linking this module.
+// 60 files per device plus 100 per core (rounded up); measured trn2.48xlarge (16 x 8 cores) 13,657
+// files = 54 MiB with 4 KiB pages, trn1.32xlarge (16 x 2) 4,036 files = 16 MiB. Inline so the
+// operator can size an emptyDir without linking this module.
 inline uint64_t EmulatedTreeBytes(int devices, int cores_per_device, uint64_t page_size = 4096) {
   if (devices <= 0) return 16 * page_size;
   return static_cast<uint64_t>(devices) *

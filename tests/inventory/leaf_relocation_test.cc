@@ -42,8 +42,9 @@ int Relocate(const std::string& root, int devices, std::mt19937_64& rng) {
       const std::string from = dev + "/" + leaf.known;
       if (!stdfs::exists(from) || rng() % 4 == 0) continue;
       std::string dir = dev;
-      for (uint64_t depth = rng() % 4; depth > 0; --depth)
+      for (uint64_t depth = rng() % 4; depth > 0; --depth) {
         dir += "/" + kParts[rng() % kParts.size()];
+      }
       const std::string to = dir + "/" + leaf.name;
       if (to == from) continue;
       stdfs::create_directories(dir);

@@ -200,13 +200,18 @@ absl::StatusOr<std::string> ParseToken(absl::string_view text) {
 }
 
 absl::StatusOr<std::string> ParseUnhealthyComponents(absl::string_view text) {
-  if (text.size() > 256) return Invalid("unhealthy_components", "value too long", text);
+  // Limits on the words, not only the bytes: the joined form must itself be a valid value, so
+  // that what we report re-reads the same (many one-letter words would outgrow a byte cap).
+  constexpr size_t kMaxBytes = 4096, kMaxWords = 32, kMaxWordBytes = 64;
+  if (text.size() > kMaxBytes) return Invalid("unhealthy_components", "value too long", text);
   std::vector<absl::string_view> words;
   for (absl::string_view w : absl::StrSplit(text, absl::ByAnyChar(" ,\t\n"), absl::SkipEmpty())) {
     for (char c : w) {
       const unsigned char u = static_cast<unsigned char>(c);
       if (u < 0x20 || u >= 0x7f) return Invalid("unhealthy_components", "control byte", text);
     }
+    if (w.size() > kMaxWordBytes) return Invalid("unhealthy_components", "word too long", text);
+    if (words.size() == kMaxWords) return Invalid("unhealthy_components", "too many words", text);
     words.push_back(w);
   }
   if (words.size() == 1 && (words[0] == "0" || absl::EqualsIgnoreCase(words[0], "none"))) {

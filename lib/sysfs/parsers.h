@@ -57,7 +57,8 @@ absl::StatusOr<std::string> ParseToken(absl::string_view text);
 // health_status/unhealthy_components (driver 2.30.2). Its format is not in any source we can
 // read, so it is taken as free text: "" for nothing listed (empty, "0", "none"), else the
 // printable words joined by ", " (lines, commas and spaces all separate). InvalidArgument for
-// control bytes or more than 256 bytes, so a garbled node is an error, not a reason.
+// control bytes, over 4096 bytes, over 32 words or a word over 64 bytes, so a garbled node is an
+// error, not a reason; an accepted value re-parses to itself.
 absl::StatusOr<std::string> ParseUnhealthyComponents(absl::string_view text);
 
 // An LNC value as NEURON_LOGICAL_NC_CONFIG holds it: a decimal 1..8 with optional surrounding

@@ -20,6 +20,10 @@ int main(int argc, char** argv) {
   // One malloc arena: the agent is low-concurrency, and per-thread arenas holding freed
   // /metrics pages would otherwise double its resident memory (see bench/README.md).
   mallopt(M_ARENA_MAX, 1);
+  // A fixed mmap threshold: blocks over 128 KiB (a render's text, an inflated /metrics page) are
+  // mapped and unmapped on free. Left dynamic, glibc raises the threshold after the first such
+  // free and keeps the later ones on the heap.
+  mallopt(M_MMAP_THRESHOLD, 128 * 1024);
   neuron::agent::AgentOptions opts;
   opts.listen = "0.0.0.0:" + neuron::EnvOr("PORT", "8000");
   std::string log_level = "info";

@@ -4,6 +4,7 @@
 
 #include <stdexcept>
 
+#include "absl/strings/str_cat.h"
 #include "catch2/catch.hpp"
 #include "lib/httpserver/gzip.h"
 #include "tests/testing/http_get.h"
@@ -142,6 +143,25 @@ TEST_CASE("GzipCompress round-trips", "[httpserver]") {
   CHECK(gz.size() < text.size() / 4);
   CHECK(Gunzip(gz) == text);
   CHECK(Gunzip(GzipCompress("")).empty());
+}
+
+TEST_CASE("GzipDecompress inflates what GzipCompress wrote and refuses anything else",
+          "[httpserver]") {
+  std::string text;
+  for (int i = 0; i < 50000; ++i) absl::StrAppend(&text, "neuron_x{core=\"", i, "\"} 1\n");
+  const std::string gz = GzipCompress(text);
+  // Larger than the first 20:1 guess, so the output buffer grows along the way.
+  auto back = GzipDecompress(gz);
+  REQUIRE(back.ok());
+  CHECK(*back == text);
+  CHECK(GzipDecompress(GzipCompress(""))->empty());
+  CHECK(absl::IsInvalidArgument(GzipDecompress("").status()));
+  CHECK(absl::IsInvalidArgument(GzipDecompress("not gzip at all").status()));
+  CHECK(absl::IsInvalidArgument(GzipDecompress(gz.substr(0, gz.size() / 2)).status()));
+  CHECK(absl::IsInvalidArgument(GzipDecompress(gz + "x").status()));
+  // A stream that would inflate past the limit is refused, not allocated.
+  CHECK(absl::IsInvalidArgument(GzipDecompress(gz, text.size() - 1).status()));
+  CHECK(GzipDecompress(gz, text.size()).ok());
 }
 
 TEST_CASE("large responses are gzipped for gzip clients only, never brotli", "[httpserver]") {

@@ -4,7 +4,7 @@
 #   make test   - build and pass every test (release preset)
 #   make fuzz-run - build the libFuzzer targets and run each FUZZ_SECONDS (default 30)
 # Cluster targets (the seed operator's names) act on the current kubectl context:
-#   make install | deploy IMG=<registry>/neuron-operator:<tag> [OVERLAY=eks|openshift] | undeploy
+#   make install | deploy IMG=<registry>/neuron-operator:<tag> [OVERLAY=eks|openshift|emulated] | undeploy
 #   make bundle bundle-build index VERSION=0.1.0 IMG=... BUNDLE_IMG=... INDEX_IMG=...
 SHELL := /bin/bash
 JOBS ?= $(shell nproc)
@@ -90,7 +90,7 @@ install: ## Install the DeviceConfig CRD into the current kubectl context
 uninstall: ## Delete every DeviceConfig (the operator cleans up), then the CRD
 	@bash scripts/deploy.sh uninstall
 
-deploy: ## Install the operator (image IMG; OVERLAY=eks|openshift, else deploy/operator)
+deploy: ## Install the operator (image IMG; OVERLAY=eks|openshift|emulated, else deploy/operator)
 	@bash scripts/deploy.sh deploy
 
 undeploy: ## Delete the DeviceConfigs, then everything deploy applied

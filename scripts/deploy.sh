@@ -5,7 +5,7 @@
 #   scripts/deploy.sh uninstall   every DeviceConfig (the operator cleans up after each), the CRD
 #   scripts/deploy.sh deploy      the CRD, then everything else
 #   scripts/deploy.sh undeploy    every DeviceConfig first, then everything deploy applied
-# Environment: OVERLAY = eks | openshift | empty (the base, deploy/operator);
+# Environment: OVERLAY = eks | openshift | emulated | empty (the base, deploy/operator);
 #              IMG = the operator image (default: as the manifests say, neuron-operator:dev);
 #                    by tag, the sample DeviceConfig's device plugin, extender and node agent
 #                    images become <same registry>/neuron-<binary>:<same tag>;
@@ -142,8 +142,9 @@ case ${1:-} in
     "$KUBECTL" delete --ignore-not-found -f "$CRD"
     ;;
   deploy)
-    check_nfd
     out=$(manifests)
+    # Only a stack with the NFD rule needs NFD (the emulated overlay has none).
+    if grep -q '^kind: NodeFeatureRule$' "$out"; then check_nfd; fi
     install_crd
     apply "$out"
     ;;
@@ -154,7 +155,7 @@ case ${1:-} in
     ;;
   *)
     echo "usage: scripts/deploy.sh render|install|uninstall|deploy|undeploy" \
-      "(env OVERLAY=eks|openshift, IMG=image)" >&2
+      "(env OVERLAY=eks|openshift|emulated, IMG=image)" >&2
     exit 2
     ;;
 esac

@@ -1,8 +1,8 @@
 // File: tests/integration/deploy_kustomize_test.cc
-// The kustomize base (deploy/operator) and its overlays (deploy/overlays/{eks,openshift}) as
-// `kubectl kustomize` renders them, checked against what the operator really does: references
-// resolve (roles, service accounts, selectors), RBAC stays narrow, workloads run non-root, the
-// NFD rule is the one the operator itself keeps, the operator accepts each overlay's
+// The kustomize base (deploy/operator) and its overlays (deploy/overlays/{eks,openshift,
+// emulated}) as `kubectl kustomize` renders them, checked against what the operator really does:
+// references resolve (roles, service accounts, selectors), RBAC stays narrow, workloads run
+// non-root, the NFD rule is the one the operator itself keeps, the operator accepts each overlay's
 // DeviceConfig, and on OpenShift every service account the operator creates may use exactly the
 // SCC its pods need.
 #include <cstdio>
@@ -228,6 +228,32 @@ TEST_CASE("eks overlay: upstream NFD, the AMI's preinstalled driver, no KMM Modu
               o["metadata"].value("name", "").find("device-plugin") != std::string::npos;
   }
   CHECK(plugin);
+}
+
+TEST_CASE("emulated overlay: no NFD rule, the sample emulated, no driver") {
+  const auto objs = Kustomize("overlays/emulated");
+  std::set<std::string> want = Keys(Kustomize("operator"));
+  want.erase("NodeFeatureRule/neuron-nfd-rule");  // so a cluster without NFD takes it
+  CHECK(Keys(objs) == want);
+  CheckCommon(objs);
+  const json& spec = (*Find(objs, "DeviceConfig"))["spec"];
+  CHECK(spec["emulation"]["instanceType"] == "trn1.32xlarge");
+  CHECK_FALSE(spec.contains("selector"));
+  CHECK_FALSE(spec.contains("driversImage"));
+  CheckImagesRunTheirBinaries(objs, "--kmm");
+  // Even where KMM is served, an emulated DeviceConfig creates no Module; its plugin emulates.
+  const auto rendered = OperatorRender(*Find(objs, "DeviceConfig"), "--kmm");
+  CHECK(Find(rendered, "Module") == nullptr);
+  int emulating = 0;
+  for (const json& o : rendered) {
+    if (o.value("kind", "") != "DaemonSet") continue;
+    for (const json& c : o["spec"]["template"]["spec"]["containers"]) {
+      for (const json& arg : c.value("args", json::array())) {
+        if (arg.is_string() && arg.get<std::string>() == "--emulate=trn1.32xlarge") ++emulating;
+      }
+    }
+  }
+  CHECK(emulating == 2);  // the device plugin and the node agent
 }
 
 // On OpenShift: the SCC each pod's service account may use, from the RoleBindings.

@@ -2,7 +2,8 @@
 # make install / deploy / undeploy / uninstall (scripts/deploy.sh) with the real kubectl against
 # the fake kube-apiserver: the refusal without NFD (at once on NotFound; after bounded retries
 # when kubectl gets no answer), deploying through discovery churn, the image override, each
-# overlay's objects landing, DeviceConfigs deleted before the rest, nothing left behind.
+# overlay's objects landing (the emulated one without NFD), DeviceConfigs deleted before the
+# rest, nothing left behind.
 #   tests/integration/deploy_script_test.sh SOURCE_DIR BIN_DIR
 set -euo pipefail
 src=$1
@@ -85,6 +86,20 @@ expect "deploy without an answer fails" "$rc" 1
 expect "...after 5 asks" "$(asks)" 5
 expect "...saying why" "$(grep -c "cannot tell whether nfd.k8s-sigs.io NodeFeatureRule is served.*doesn't have a resource type" "$work/out.log")" 1
 expect "...and applies nothing" "$(get crd deviceconfigs.k8s.aws)" ""
+
+# The emulated overlay has no NFD rule: it deploys where NFD is not installed, never asking.
+churn 0
+OVERLAY=emulated deploy deploy
+expect "emulated: deploys without NFD, not asking for it" "$(asks)" 0
+unset KUBECTL
+expect "emulated: operator" "$(get deployment -n aws-neuron-operator neuron-operator)" neuron-operator
+expect "emulated: the DeviceConfig emulates a trn1.32xlarge" \
+  "$(kubectl get deviceconfig -n aws-neuron-operator neuron -o 'jsonpath={.spec.emulation.instanceType}')" \
+  trn1.32xlarge
+expect "emulated: ...selecting every node, with no driver image" \
+  "$(kubectl get deviceconfig -n aws-neuron-operator neuron -o 'jsonpath={.spec.selector}{.spec.driversImage}')" ""
+OVERLAY=emulated deploy undeploy
+expect "emulated: undeploy leaves no CRD" "$(get crd deviceconfigs.k8s.aws)" ""
 
 nfd_crd() {  # the CRD an NFD install brings, for group $1
   cat <<EOC | kubectl apply $validate -f - > /dev/null

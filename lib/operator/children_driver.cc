@@ -8,10 +8,10 @@
 namespace neuron::op::internal {
 namespace {
 
-// Under spec.kubeletRootDir. KMM mounts the device-plugin directory itself, always at
-// kKmmPluginDir (validation refuses another kubeletRootDir where KMM runs the plugin).
-constexpr char kPluginDir[] = "device-plugins";
-constexpr char kKmmPluginDir[] = "/var/lib/kubelet/device-plugins";
+// The kubelet serves device plugins at this fixed path whatever its --root-dir
+// (pluginapi.DevicePluginPath; a 1.34 kubelet run with another root showed it), and KMM mounts
+// it itself. PodResources' socket is under spec.kubeletRootDir.
+constexpr char kPluginDir[] = "/var/lib/kubelet/device-plugins";
 constexpr char kPodResourcesDir[] = "pod-resources";
 
 // NFD's own PCI label is no default: Neuron devices are PCI class 0880, outside NFD's default
@@ -25,7 +25,7 @@ json DefaultModuleSelector() { return {{"feature.node.kubernetes.io/aws-neuron",
 constexpr int kDevicePluginMetricsPort = 2112;
 
 json PluginContainer(const DeviceConfig& dc, bool for_kmm) {
-  const std::string plugin_dir = for_kmm ? kKmmPluginDir : KubeletPath(dc, kPluginDir);
+  const std::string plugin_dir = kPluginDir;
   const std::string pod_resources_dir = KubeletPath(dc, kPodResourcesDir);
   json mounts = json::array();
   if (!for_kmm) {  // KMM mounts the kubelet's device-plugin directory itself
@@ -61,7 +61,7 @@ json PluginContainer(const DeviceConfig& dc, bool for_kmm) {
 
 json PluginVolumes(const DeviceConfig& dc, bool for_kmm) {
   json v = json::array();
-  if (!for_kmm) v.push_back(HostPathVolume("device-plugins", KubeletPath(dc, kPluginDir)));
+  if (!for_kmm) v.push_back(HostPathVolume("device-plugins", kPluginDir));
   v.push_back(HostPathVolume("pod-resources", KubeletPath(dc, kPodResourcesDir)));
   v.push_back(HostPathVolume("host-sys", "/sys"));
   v.push_back(HostPathVolume("host-dev", "/dev"));

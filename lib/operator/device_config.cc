@@ -255,15 +255,6 @@ std::vector<FieldError> ValidateDeviceConfig(const DeviceConfig& dc) {
          absl::StrCat("\"", Clip(s.kubelet_root_dir),
                       "\" is not an absolute directory path (no '..', no whitespace)")});
   }
-  // KMM mounts the kubelet's device-plugin directory into the plugin's pod itself, always at
-  // /var/lib/kubelet/device-plugins: a plugin it runs could not reach another kubelet.
-  if (kmm && s.allocation == Allocation::kDevicePlugin && !dc.AwsDra() &&
-      s.kubelet_root_dir != DeviceConfigSpec{}.kubelet_root_dir) {
-    errors.push_back({"spec.kubeletRootDir",
-                      "KMM mounts /var/lib/kubelet/device-plugins itself, so the device plugin it "
-                      "runs cannot use another kubelet root: use driverMode preinstalled, or "
-                      "allocation dra"});
-  }
   if (!s.image_repo_secret.empty() && !IsDns1123Subdomain(s.image_repo_secret)) {
     errors.push_back({"spec.imageRepoSecret.name", "is not a valid Secret name"});
   }

@@ -1,8 +1,9 @@
 // File: tests/operator/children_kubelet_dir_test.cc
 // spec.kubeletRootDir: on a node whose kubelet runs with another --root-dir (k0s, MicroK8s),
 // every kubelet path a node pod is given (flags, env, mounts, hostPath volumes) is under it, and
-// each is mounted at its host path (a DRA plugin registers its socket as a host path). KMM,
-// which mounts the device-plugin directory itself, refuses another root.
+// each is mounted at its host path (a DRA plugin registers its socket as a host path), except
+// the device-plugin directory: the kubelet serves that at /var/lib/kubelet/device-plugins
+// whatever its root (pluginapi.DevicePluginPath), so KMM's device plugin works with any root.
 #include <string>
 #include <vector>
 
@@ -33,13 +34,17 @@ const json& PodSpec(const json* workload) {
   return workload->at("spec").at("template").at("spec");
 }
 
-// Checks the pod's kubelet paths: none under the default root, `want` among them, and every
-// mount of a kubelet directory at the same path as its host volume.
+constexpr char kFixedPluginDir[] = "/var/lib/kubelet/device-plugins";
+
+// Checks the pod's kubelet paths: none under the default root but the fixed device-plugin
+// directory, `want` among them, and every mount of a kubelet directory at the same path as its
+// host volume.
 void CheckPod(const json& pod, const std::vector<std::string>& want) {
   std::vector<std::string> all;
   Strings(pod, all);
   for (const std::string& s : all) {
     CAPTURE(s);
+    if (absl::StrContains(s, kFixedPluginDir)) continue;
     CHECK_FALSE(absl::StrContains(s, "/var/lib/kubelet"));
   }
   for (const std::string& w : want) {
@@ -90,14 +95,19 @@ TEST_CASE("our DRA driver's sockets and checkpoint follow kubeletRootDir",
                  "/var/lib/k0s/kubelet/plugins_registry", "/var/lib/k0s/kubelet/plugins"});
 }
 
-TEST_CASE("the device plugin's sockets follow kubeletRootDir (preinstalled and mixed)",
+TEST_CASE("the device plugin's PodResources socket follows kubeletRootDir, its own dir stays",
           "[operator][children][kubelet]") {
   for (Allocation a : {Allocation::kDevicePlugin, Allocation::kMixed}) {
     const std::vector<Child> children = DesiredChildren(Dra(a), DraServed(), {});
     const json& pod = PodSpec(Find(children, "DaemonSet", "neuron-device-plugin"));
-    CheckPod(pod, {"--device-plugin-dir=/var/lib/k0s/kubelet/device-plugins",
+    CheckPod(pod, {"--device-plugin-dir=/var/lib/kubelet/device-plugins",
                    "--pod-resources-socket=/var/lib/k0s/kubelet/pod-resources/kubelet.sock",
-                   "/var/lib/k0s/kubelet/device-plugins", "/var/lib/k0s/kubelet/pod-resources"});
+                   "/var/lib/k0s/kubelet/pod-resources"});
+    bool fixed_volume = false;
+    for (const json& v : pod["volumes"]) {
+      fixed_volume |= v["name"] == "device-plugins" && v["hostPath"]["path"] == kFixedPluginDir;
+    }
+    CHECK(fixed_volume);
   }
 }
 
@@ -148,20 +158,26 @@ TEST_CASE("a kubeletRootDir that is no usable host directory is a field error",
   }
 }
 
-TEST_CASE("KMM's device plugin cannot use another kubelet root, and says what to use instead",
+TEST_CASE("KMM's device plugin works with another kubelet root: only PodResources moves",
           "[operator][spec][kubelet]") {
   DeviceConfig dc = Sample();  // driverMode kmm, allocation devicePlugin
   dc.spec.kubelet_root_dir = kRoot;
-  const std::vector<FieldError> errors = ValidateDeviceConfig(dc);
-  REQUIRE(errors.size() == 1);
-  CHECK(errors[0].field == "spec.kubeletRootDir");
-  CHECK(absl::StrContains(errors[0].message, "driverMode preinstalled"));
-  // KMM with our DRA driver instead: the driver's pods are ours, so the root is honoured.
-  dc.spec.allocation = Allocation::kDra;
-  dc.spec.allocation_set = true;
-  dc.spec.custom_scheduler_image.clear();
-  dc.spec.scheduler_extension_image.clear();
-  CHECK(ValidateDeviceConfig(dc).empty());
+  REQUIRE(ValidateDeviceConfig(dc).empty());
+  ClusterApis apis;
+  apis.kmm = true;
+  const std::vector<Child> children = DesiredChildren(dc, apis, {});
+  const json* module = Find(children, "Module", "neuron");
+  REQUIRE(module != nullptr);
+  const json& plugin = module->at("spec").at("devicePlugin");
+  std::vector<std::string> all;
+  Strings(plugin, all);
+  CHECK(std::find(all.begin(), all.end(), "--device-plugin-dir=/var/lib/kubelet/device-plugins") !=
+        all.end());
+  CHECK(std::find(all.begin(), all.end(),
+                  "--pod-resources-socket=/var/lib/k0s/kubelet/pod-resources/kubelet.sock") !=
+        all.end());
+  // KMM mounts the device-plugin directory itself: the Module brings no volume for it.
+  for (const json& v : plugin.value("volumes", json::array())) CHECK(v["name"] != "device-plugins");
 }
 
 }  // namespace

@@ -127,10 +127,12 @@ check_nfd() {
   exit 1
 }
 
+# Called as out=$(manifests): errexit does not reach into a command substitution, so a failed
+# render exits it explicitly (and the caller stops) rather than applying a half-written file.
 manifests() {
   local out=build/deploy/manifests.yaml
   mkdir -p build/deploy
-  render > "$out"
+  render > "$out" || exit 1
   echo "$out"
 }
 

@@ -87,6 +87,19 @@ expect "...after 5 asks" "$(asks)" 5
 expect "...saying why" "$(grep -c "cannot tell whether nfd.k8s-sigs.io NodeFeatureRule is served.*doesn't have a resource type" "$work/out.log")" 1
 expect "...and applies nothing" "$(get crd deviceconfigs.k8s.aws)" ""
 
+# A render that fails (here kustomize itself) stops deploy and undeploy before they touch the
+# cluster: nothing half-written is applied or deleted.
+cat > "$work/kubectl-broken-kustomize" <<'EOS'
+#!/usr/bin/env bash
+if [ "${1:-}" = kustomize ]; then echo "error: MalformedYAMLError (simulated)" >&2; exit 1; fi
+exec kubectl "$@"
+EOS
+chmod +x "$work/kubectl-broken-kustomize"
+rc=0
+KUBECTL=$work/kubectl-broken-kustomize OVERLAY=emulated deploy deploy || rc=$?
+expect "deploy with a failing render fails" "$rc" 1
+expect "...and applies nothing" "$(get crd deviceconfigs.k8s.aws)" ""
+
 # The emulated overlay has no NFD rule: it deploys where NFD is not installed, never asking.
 churn 0
 OVERLAY=emulated deploy deploy

@@ -57,13 +57,17 @@ driver() {
     [ -d "/proc/$(cat "$pidf")" ] || die "driver exited at once; see $K/log/neuron-dra.log"
     log "driver started (pid $(cat "$pidf"), log $K/log/neuron-dra.log)"
   fi
-  for _ in $(seq 1 60); do
-    kubectl get resourceslices --field-selector spec.driver=neuron.aws.com -o name 2>/dev/null | grep -q . && break
+  # Ready = registered with the kubelet and slices published (a slice alone may be the last
+  # run's: they are left in place across restarts). Writing the emulated tree can take a while.
+  local ready=""
+  for _ in $(seq 1 90); do
+    if curl -fsS http://127.0.0.1:9465/readyz >/dev/null 2>&1; then ready=1; break; fi
     sleep 1
   done
   kubectl get resourceslices --field-selector spec.driver=neuron.aws.com -o wide
   grep -h 'neuron.aws.com' "$K/log/kubelet.log" | grep -i 'regist' | tail -2 || true
-  curl -fsS http://127.0.0.1:9465/readyz && echo " (readyz)"
+  [ -n "$ready" ] || die "driver not ready after 90 s; see $K/log/neuron-dra.log"
+  log "driver ready (registered, slices published)"
 }
 
 pod() { # name template [claim-name]

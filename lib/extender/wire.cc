@@ -117,6 +117,38 @@ bool ScanStringList(JsonScanner& s, const std::string& what,
   return s.ok();
 }
 
+// True when `part` lies inside `whole` (std::less_equal: a total order even across objects).
+bool Within(std::string_view part, std::string_view whole) {
+  const std::less_equal<const char*> le;
+  return le(whole.data(), part.data()) &&
+         le(part.data() + part.size(), whole.data() + whole.size());
+}
+
+// NodeNames: views into the body; the rare escaped name is unescaped into `unescaped`, whose
+// strings never move (a deque keeps its elements in place as it grows).
+bool ScanNameList(JsonScanner& s, std::string_view body, std::deque<std::string>& unescaped,
+                  std::optional<std::vector<std::string_view>>* out) {
+  if (s.ConsumeNull()) {
+    out->reset();
+    return true;
+  }
+  JsonScanner::Type t;
+  if (s.Peek(&t) && t != JsonScanner::Type::kArray) {
+    return s.Fail("NodeNames must be an array of strings");
+  }
+  out->emplace();
+  if (!s.EnterArray()) return false;
+  std::string_view name;
+  while (s.NextItem()) {
+    if (s.Peek(&t) && t != JsonScanner::Type::kString) {
+      return s.Fail("NodeNames must be an array of strings");
+    }
+    if (!s.ReadStringView(&name)) return false;
+    (*out)->push_back(Within(name, body) ? name : std::string_view(unescaped.emplace_back(name)));
+  }
+  return s.ok();
+}
+
 // A JSON object of string values (or null: empty).
 bool ScanStringMap(JsonScanner& s, const std::string& what,
                    std::map<std::string, std::string>* out) {
@@ -246,7 +278,7 @@ absl::StatusOr<ExtenderArgs> DecodeExtenderArgs(std::string_view body, PodCache*
       if (KeyIs(key, "Pod")) {
         ScanPod(s, &pod);
       } else if (KeyIs(key, "NodeNames")) {
-        ScanStringList(s, "NodeNames", &args.node_names);
+        ScanNameList(s, body, args.unescaped_names, &args.node_names);
       } else if (KeyIs(key, "Nodes")) {
         ScanNodeList(s, body, &args.nodes);
       } else {

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <optional>
 #include <string>
@@ -39,9 +40,13 @@ struct RawNode {
 // parsed as a tree (it is small), names and Node items are picked out of the text.
 struct ExtenderArgs {
   PodInfo pod;
-  // nodeCacheCapable: names only. Otherwise full v1.Node objects (NodeList.items): views into
-  // the decoded body, valid while it lives.
-  std::optional<std::vector<std::string>> node_names;
+  // nodeCacheCapable: names only, views into the decoded body (hundreds per request: a string
+  // each was most of a request's allocations); a name written with JSON escapes, which node
+  // names never need, is unescaped into `unescaped_names`. Otherwise full v1.Node objects
+  // (NodeList.items): views into the decoded body. All valid while the body lives; move the
+  // args, never copy them (a copy's views would point into the original's storage).
+  std::optional<std::vector<std::string_view>> node_names;
+  std::deque<std::string> unescaped_names;
   std::optional<std::vector<RawNode>> nodes;
   // The candidate names in either mode, in request order (views into this object).
   std::vector<std::string_view> CandidateNames() const;

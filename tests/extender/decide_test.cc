@@ -207,7 +207,7 @@ TEST_CASE("filter and prioritize over ExtenderArgs", "[extender][decide]") {
   args.pod.ns = "ml";
   args.pod.name = "p";
   args.pod.request = Dev(4);
-  args.node_names = std::vector<std::string>{"empty", "busy", "nowhere"};
+  args.node_names = std::vector<std::string_view>{"empty", "busy", "nowhere"};
   FilterResult r = Filter(v, args);
   CHECK(*r.node_names == std::vector<std::string>{"empty", "busy"});
   CHECK(r.failed.count("nowhere") == 1);

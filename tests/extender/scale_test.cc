@@ -34,7 +34,7 @@ TEST_CASE("5,000 nodes, 20,000 pods: filter + prioritize of 500 names", "[.scale
   args.pod.ns = "ml";
   args.pod.name = "new";
   args.pod.request.devices = 4;
-  args.node_names = std::vector<std::string>(names.begin(), names.begin() + 500);
+  args.node_names = std::vector<std::string_view>(names.begin(), names.begin() + 500);
   const int rounds = 200;
   size_t passed = 0;
   auto start = std::chrono::steady_clock::now();

@@ -28,8 +28,29 @@ TEST_CASE("ExtenderArgs in NodeNames mode", "[extender][wire]") {
   CHECK(a->pod.request.devices == 4);
   CHECK(a->pod.request.cores == 0);
   REQUIRE(a->node_names);
-  CHECK(*a->node_names == std::vector<std::string>{"n1", "n2"});
+  CHECK(*a->node_names == std::vector<std::string_view>{"n1", "n2"});
   CHECK_FALSE(a->nodes);
+}
+
+TEST_CASE("NodeNames are views into the body; escaped ones are unescaped and kept",
+          "[extender][wire]") {
+  const std::string body =
+      R"({"Pod":{"metadata":{"name":"p"}},"NodeNames":["n\u0031","plain","a\"b","ip-10-0-0-1.ec2.internal","x\/y"]})";
+  auto a = DecodeExtenderArgs(body);
+  REQUIRE(a.ok());
+  // Every escaped name stays intact after later ones reused the scanner's buffer, and after the
+  // args are moved.
+  ExtenderArgs moved = *std::move(a);
+  const std::vector<std::string_view>& names = *moved.node_names;
+  CHECK(names ==
+        std::vector<std::string_view>{"n1", "plain", "a\"b", "ip-10-0-0-1.ec2.internal", "x/y"});
+  CHECK(moved.unescaped_names.size() == 3);
+  auto in_body = [&body](std::string_view v) {
+    return v.data() >= body.data() && v.data() + v.size() <= body.data() + body.size();
+  };
+  CHECK(in_body(names[1]));
+  CHECK(in_body(names[3]));
+  CHECK_FALSE(in_body(names[0]));
 }
 
 TEST_CASE("ExtenderArgs in full Nodes mode, keys in any case", "[extender][wire]") {
@@ -69,7 +90,7 @@ TEST_CASE("ExtenderArgs keys repeat as in Go: the last one wins", "[extender][wi
       R"({"Pod":{"metadata":{"name":"first"}},"NodeNames":["a"],"pod":{"metadata":{"name":"second"}},"nodenames":["b","c"]})");
   REQUIRE(a.ok());
   CHECK(a->pod.name == "second");
-  CHECK(*a->node_names == std::vector<std::string>{"b", "c"});
+  CHECK(*a->node_names == std::vector<std::string_view>{"b", "c"});
 }
 
 TEST_CASE("bad ExtenderArgs are InvalidArgument", "[extender][wire]") {

@@ -29,7 +29,9 @@ std::string AsJsonCarries(std::string_view s) {
 void FuzzOne(std::string_view in) {
   if (auto args = DecodeExtenderArgs(in); args.ok()) {
     FilterResult r;
-    if (args->node_names) r.node_names = args->node_names;
+    if (args->node_names) {
+      r.node_names.emplace(args->node_names->begin(), args->node_names->end());
+    }
     if (args->nodes) {
       r.nodes.emplace();
       for (const RawNode& n : *args->nodes) r.nodes->push_back(n.json);

@@ -17,8 +17,6 @@ using neuron::testing::HttpGet;
 using nlohmann::json;
 using namespace testutil;  // NOLINT(google-build-using-namespace): test helpers
 
-constexpr char kSample[] = "deploy/operator/samples/deviceconfig-v1beta1.yaml";
-
 json NeuronLabels() {
   const json selector = LoadYaml(kSample).front()["spec"].value("selector", json::object());
   return selector.is_object() ? selector : json::object();

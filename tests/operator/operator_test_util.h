@@ -23,6 +23,12 @@ namespace neuron::op::testutil {
 
 using nlohmann::json;
 
+// The sample DeviceConfig most tests start from (aws-neuron-operator/neuron), and the labels KMM
+// puts on a node for its Module.
+constexpr char kSample[] = "deploy/operator/samples/deviceconfig-v1beta1.yaml";
+constexpr char kVersionLabel[] = "kmm.node.kubernetes.io/version-module.aws-neuron-operator.neuron";
+constexpr char kReadyLabel[] = "kmm.node.kubernetes.io/aws-neuron-operator.neuron.version.ready";
+
 inline std::string SourcePath(const std::string& rel) {
   const char* root = std::getenv("NEURON_SOURCE_DIR");
   return std::string(root != nullptr ? root : ".") + "/" + rel;

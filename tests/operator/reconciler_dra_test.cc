@@ -14,7 +14,6 @@ namespace {
 using nlohmann::json;
 using namespace testutil;  // NOLINT(google-build-using-namespace): test helpers
 
-constexpr char kSample[] = "deploy/operator/samples/deviceconfig-v1beta1.yaml";
 const std::string kApps = std::string("/apis/apps/v1/namespaces/") + kNs;
 
 json NodeLabels(bool dra) {

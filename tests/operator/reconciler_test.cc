@@ -18,7 +18,6 @@ namespace {
 using nlohmann::json;
 using namespace testutil;  // NOLINT(google-build-using-namespace): test helpers
 
-constexpr char kSample[] = "deploy/operator/samples/deviceconfig-v1beta1.yaml";
 constexpr char kSampleAlpha[] = "deploy/operator/samples/deviceconfig-v1alpha1.yaml";
 
 std::string Path(const Child& c) {

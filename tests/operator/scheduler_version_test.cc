@@ -18,7 +18,6 @@ namespace {
 using nlohmann::json;
 using namespace testutil;  // NOLINT(google-build-using-namespace): test helpers
 
-constexpr char kSample[] = "deploy/operator/samples/deviceconfig-v1beta1.yaml";
 constexpr char kSampleAlpha[] = "deploy/operator/samples/deviceconfig-v1alpha1.yaml";
 
 std::string Text(const std::optional<KubeVersion>& v) { return v ? v->ToString() : "none"; }

@@ -18,9 +18,6 @@ namespace {
 using nlohmann::json;
 using namespace testutil;  // NOLINT(google-build-using-namespace): test helpers
 
-constexpr char kSample[] = "deploy/operator/samples/deviceconfig-v1beta1.yaml";
-constexpr char kVersionLabel[] = "kmm.node.kubernetes.io/version-module.aws-neuron-operator.neuron";
-constexpr char kReadyLabel[] = "kmm.node.kubernetes.io/aws-neuron-operator.neuron.version.ready";
 constexpr char kApp[] = "default";
 const k8s::ResourceRef kReplicaSets{"apps", "v1", "replicasets", true};
 const k8s::ResourceRef kPdbs{"policy", "v1", "poddisruptionbudgets", true};

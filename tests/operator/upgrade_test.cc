@@ -20,10 +20,6 @@ namespace {
 using nlohmann::json;
 using namespace testutil;  // NOLINT(google-build-using-namespace): test helpers
 
-constexpr char kSample[] = "deploy/operator/samples/deviceconfig-v1beta1.yaml";
-constexpr char kVersionLabel[] = "kmm.node.kubernetes.io/version-module.aws-neuron-operator.neuron";
-constexpr char kReadyLabel[] = "kmm.node.kubernetes.io/aws-neuron-operator.neuron.version.ready";
-
 std::string NodeName(int i) { return absl::StrCat("trn-", i < 10 ? "0" : "", i); }
 
 json NeuronLabels() {

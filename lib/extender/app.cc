@@ -65,7 +65,7 @@ absl::Status App::Start() {
   hopts.threads = opts_.threads;
   hopts.tcp_nodelay = true;
   // kube-scheduler calls filter, prioritize and bind for every pod over a few kept-alive
-  // connections; httplib's 5 requests per connection made it reconnect every other pod. Still
+  // connections; 5 requests per connection made it reconnect every other pod. Still
   // bounded: each connection holds one of the worker threads while it lives, and a reconnect
   // lets a connection queued behind the busy ones in.
   hopts.keep_alive_max_requests = 100;

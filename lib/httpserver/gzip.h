@@ -1,8 +1,7 @@
 // File: lib/httpserver/gzip.h
-// gzip (RFC 1952) for HTTP response bodies. The server compresses itself rather than letting
-// cpp-httplib do it: httplib picks brotli whenever a client offers it (seconds of CPU for a
-// large /metrics page) and recompresses on every request, while our handlers can cache one
-// compressed copy per change.
+// gzip (RFC 1952) for HTTP response bodies: at level 1, never brotli (seconds of CPU for a
+// large /metrics page), and our handlers can cache one compressed copy per change instead of
+// compressing on every request.
 #pragma once
 
 #include <cstddef>

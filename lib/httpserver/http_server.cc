@@ -1,10 +1,21 @@
 #include "lib/httpserver/http_server.h"
 
-#include <httplib.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cerrno>
+#include <chrono>
+#include <condition_variable>
 #include <cstring>
+#include <deque>
+#include <mutex>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -12,7 +23,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "lib/httpserver/gzip.h"
+#include "lib/httpserver/connection.h"
 #include "spdlog/spdlog.h"
 
 namespace neuron::httpserver {
@@ -63,164 +74,216 @@ absl::StatusOr<std::pair<std::string, int>> ParseListenAddress(const std::string
   return std::make_pair(host, port);
 }
 
-namespace {
-// Where the pre-routing handler parks Accept-Encoding; no client can send a name with ':'.
-constexpr char kAcceptEncodingKey[] = ":accept-encoding";
-
-bool Compressible(const std::string& content_type) {
-  return content_type.rfind("text/", 0) == 0 || content_type.rfind("application/json", 0) == 0;
-}
-}  // namespace
-
 struct HttpServer::Impl {
+  struct Route {
+    std::string method, path;  // path without the trailing '*' when `prefix`
+    bool prefix = false;
+    Handler handler;
+  };
+
   ServerOptions options;
-  httplib::Server server;
-  std::thread thread;
+  std::vector<Route> routes;  // fixed once Start() runs
   int port = 0;
-  int listen_fd = -1;  // the socket httplib binds, seen through its socket-options hook
+  int listen_fd = -1;
+  int stop_fd = -1;  // an eventfd, readable from Stop() on
+  std::atomic<bool> stopping{false};
+  std::thread acceptor;
+  std::vector<std::thread> workers;
+  // std:: rather than absl: several workers wait at once, and TSan cannot see absl's
+  // evaluation of one waiter's Condition on another thread (uninstrumented Debian Abseil).
+  std::mutex mu;
+  std::condition_variable work;
+  std::deque<int> accepted;  // connections no worker has taken yet; guarded by mu
+  bool closing = false;      // guarded by mu
+
+  Response Route(const Request& req) const;
+  void AcceptLoop();
+  void WorkerLoop();
+  ConnectionLimits Limits() const;
 };
 
 namespace {
-// Debian ships httplib as a compiled library whose listen backlog is fixed at 5 (defining
-// CPPHTTPLIB_LISTEN_BACKLOG here changes nothing): a burst of connections, such as
-// kube-scheduler binding many pods at once, overflows the accept queue and clients fail. Linux
-// lets listen() on a listening socket set a new backlog, so we raise it after the bind.
+// kube-scheduler binding many pods at once opens connections in bursts.
 constexpr int kListenBacklog = 512;
+
+bool PathMatches(const std::string& pattern, bool prefix, const std::string& path) {
+  if (!prefix) return path == pattern;
+  return path.size() > pattern.size() && path.compare(0, pattern.size(), pattern) == 0;
+}
+
+// A listening socket on the first address `host` resolves to that binds; -1 when none does.
+int Listen(const std::string& host, int port) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
+  addrinfo* found = nullptr;
+  if (::getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints, &found) != 0) return -1;
+  int fd = -1;
+  for (addrinfo* a = found; a != nullptr && fd < 0; a = a->ai_next) {
+    fd = ::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
+    if (fd < 0) continue;
+    // SO_REUSEADDR for fast restarts; never SO_REUSEPORT, which would let a second process
+    // silently share our port instead of failing at Start().
+    const int yes = 1;
+    ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+    if (::bind(fd, a->ai_addr, a->ai_addrlen) != 0 || ::listen(fd, kListenBacklog) != 0) {
+      ::close(fd);
+      fd = -1;
+    }
+  }
+  ::freeaddrinfo(found);
+  return fd;
+}
+
+int BoundPort(int fd) {
+  sockaddr_storage addr{};
+  socklen_t len = sizeof(addr);
+  if (::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) return -1;
+  if (addr.ss_family == AF_INET6) return ntohs(reinterpret_cast<sockaddr_in6*>(&addr)->sin6_port);
+  return ntohs(reinterpret_cast<sockaddr_in*>(&addr)->sin_port);
+}
 }  // namespace
+
+Response HttpServer::Impl::Route(const Request& req) const {
+  // HEAD is answered as GET; the connection drops the body.
+  const std::string_view method =
+      req.method == "HEAD" ? std::string_view("GET") : std::string_view(req.method);
+  bool path_known = false;
+  for (const auto& route : routes) {
+    if (!PathMatches(route.path, route.prefix, req.path)) continue;
+    path_known = true;
+    if (route.method != method) continue;
+    // A throwing handler must never take the process down: answer 500 and log it.
+    try {
+      return route.handler(req);
+    } catch (const std::exception& e) {
+      spdlog::error("http handler failed method={} path={} error={}", req.method, req.path,
+                    e.what());
+    } catch (...) {
+      spdlog::error("http handler failed method={} path={} error=unknown exception", req.method,
+                    req.path);
+    }
+    return Response::Text(500, "internal error\n");
+  }
+  if (!path_known) return Response::Text(404, "not found\n");
+  Response r = Response::Text(405, "method not allowed\n");
+  std::string allow;
+  for (const auto& route : routes) {
+    if (PathMatches(route.path, route.prefix, req.path)) {
+      absl::StrAppend(&allow, allow.empty() ? "" : ", ", route.method);
+    }
+  }
+  r.headers["Allow"] = allow;
+  return r;
+}
+
+ConnectionLimits HttpServer::Impl::Limits() const {
+  ConnectionLimits limits;
+  limits.max_body_bytes = options.max_body_bytes;
+  limits.read_timeout_ms = options.read_timeout_seconds * 1000;
+  limits.write_timeout_ms = options.write_timeout_seconds * 1000;
+  limits.idle_timeout_ms = options.idle_timeout_seconds * 1000;
+  limits.max_requests = std::max(1, options.keep_alive_max_requests);
+  limits.gzip_min_bytes = options.gzip_min_bytes;
+  return limits;
+}
+
+void HttpServer::Impl::AcceptLoop() {
+  while (!stopping.load()) {
+    pollfd fds[2] = {{listen_fd, POLLIN, 0}, {stop_fd, POLLIN, 0}};
+    if (::poll(fds, 2, -1) < 0 || (fds[1].revents & POLLIN) != 0) continue;
+    const int fd = ::accept4(listen_fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (fd < 0) {
+      if (errno == EMFILE || errno == ENFILE) {
+        spdlog::warn("http server: cannot accept: {}", std::strerror(errno));
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));  // no busy loop
+      }
+      continue;
+    }
+    if (options.tcp_nodelay) {
+      const int yes = 1;
+      ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &yes, sizeof(yes));
+    }
+    {
+      std::lock_guard lock(mu);
+      accepted.push_back(fd);
+    }
+    work.notify_one();
+  }
+}
+
+void HttpServer::Impl::WorkerLoop() {
+  const ConnectionLimits limits = Limits();
+  const Dispatch dispatch = [this](const Request& req) { return Route(req); };
+  while (true) {
+    int fd = -1;
+    {
+      std::unique_lock lock(mu);
+      work.wait(lock, [this] { return closing || !accepted.empty(); });
+      if (accepted.empty()) return;  // closing, and nothing left to serve
+      fd = accepted.front();
+      accepted.pop_front();
+    }
+    ServeConnection(fd, stop_fd, limits, dispatch);
+  }
+}
 
 HttpServer::HttpServer(ServerOptions options) : impl_(std::make_unique<Impl>()) {
   impl_->options = options;
-  const int threads = options.threads;
-  impl_->server.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
-  impl_->server.set_payload_max_length(options.max_body_bytes);
-  impl_->server.set_tcp_nodelay(options.tcp_nodelay);
-  impl_->server.set_keep_alive_max_count(static_cast<size_t>(options.keep_alive_max_requests));
-  // httplib's default also sets SO_REUSEPORT, which lets a second process silently share our
-  // port. Keep only SO_REUSEADDR (fast restarts), so a clash is an error at Start().
-  impl_->server.set_socket_options([impl = impl_.get()](socket_t sock) {
-    impl->listen_fd = sock;
-    int yes = 1;
-    setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
-  });
-  impl_->server.set_read_timeout(options.read_timeout_seconds, 0);
-  impl_->server.set_write_timeout(options.write_timeout_seconds, 0);
-  // httplib compresses responses itself, preferring brotli when offered, on every request. We
-  // hide Accept-Encoding from it (so it never compresses) and keep the value for our adapter,
-  // which gzips at level 1 or serves a handler's cached gzip body. The request object is
-  // httplib's own non-const local, so editing its headers here is well-defined.
-  impl_->server.set_pre_routing_handler([](const httplib::Request& req, httplib::Response&) {
-    auto& headers = const_cast<httplib::Request&>(req).headers;
-    auto it = headers.find("Accept-Encoding");
-    if (it != headers.end()) {
-      std::string value = it->second;
-      headers.erase(it);
-      headers.emplace(kAcceptEncodingKey, std::move(value));
-    }
-    return httplib::Server::HandlerResponse::Unhandled;
-  });
-  // A throwing handler must never take the process down: answer 500 and log it.
-  impl_->server.set_exception_handler(
-      [](const httplib::Request& req, httplib::Response& res, const std::exception_ptr& ep) {
-        std::string what = "unknown exception";
-        try {
-          std::rethrow_exception(ep);
-        } catch (const std::exception& e) {
-          what = e.what();
-        } catch (...) {
-        }
-        spdlog::error("http handler failed method={} path={} error={}", req.method, req.path, what);
-        res.status = 500;
-        res.set_content("internal error\n", "text/plain; charset=utf-8");
-      });
 }
 
 HttpServer::~HttpServer() { Stop(); }
 
 void HttpServer::Handle(const std::string& method, const std::string& path, Handler handler) {
-  const size_t gzip_min = impl_->options.gzip_min_bytes;
-  auto adapt = [handler = std::move(handler), gzip_min](const httplib::Request& in,
-                                                        httplib::Response& out) {
-    Request req;
-    req.method = in.method;
-    req.path = in.path;
-    req.query.insert(in.params.begin(), in.params.end());
-    std::string accept_encoding;
-    for (const auto& [key, value] : in.headers) {
-      if (key == kAcceptEncodingKey) {
-        accept_encoding = value;
-        req.headers.emplace("Accept-Encoding", value);
-      } else {
-        req.headers.emplace(key, value);
-      }
-    }
-    // Moved, not copied (a full-Nodes extender request is tens of MB): `in` is httplib's own
-    // non-const local, and httplib does not read the body after the handler returns.
-    req.body = std::move(const_cast<httplib::Request&>(in).body);
-    Response res = handler(req);
-    out.status = res.status;
-    for (const auto& [key, value] : res.headers) out.set_header(key, value);
-    const bool gzip = AcceptsGzip(accept_encoding);
-    if (gzip && res.gzip_body) {
-      out.set_header("Content-Encoding", "gzip");
-      out.set_content(*res.gzip_body, res.content_type);
-    } else if (gzip && res.body.size() >= gzip_min && Compressible(res.content_type)) {
-      out.set_header("Content-Encoding", "gzip");
-      out.set_content(GzipCompress(res.body), res.content_type);
-    } else {
-      out.set_content(std::move(res.body), res.content_type);
-    }
-    if (res.gzip_body || Compressible(res.content_type)) out.set_header("Vary", "Accept-Encoding");
-  };
-  // httplib routes are regular expressions: escape the path so it matches literally.
-  std::string pattern;
   const bool prefix = path.size() >= 2 && path.compare(path.size() - 2, 2, "/*") == 0;
-  for (char c : prefix ? path.substr(0, path.size() - 1) : path) {
-    if (std::string_view(".[]{}()*+?^$|\\").find(c) != std::string_view::npos) pattern += '\\';
-    pattern += c;
-  }
-  if (prefix) pattern += ".+";
-  if (method == "GET") {
-    impl_->server.Get(pattern, adapt);
-  } else if (method == "POST") {
-    impl_->server.Post(pattern, adapt);
-  } else if (method == "PUT") {
-    impl_->server.Put(pattern, adapt);
-  } else if (method == "DELETE") {
-    impl_->server.Delete(pattern, adapt);
-  } else if (method == "PATCH") {
-    impl_->server.Patch(pattern, adapt);
-  }
+  impl_->routes.push_back(
+      {method, prefix ? path.substr(0, path.size() - 1) : path, prefix, std::move(handler)});
 }
 
 absl::Status HttpServer::Start(const std::string& listen) {
   auto addr = ParseListenAddress(listen);
   if (!addr.ok()) return addr.status();
   const auto& [host, port] = *addr;
-  if (port == 0) {
-    impl_->port = impl_->server.bind_to_any_port(host);
-  } else {
-    impl_->port = impl_->server.bind_to_port(host, port) ? port : -1;
-  }
-  if (impl_->port <= 0) {
+  impl_->listen_fd = Listen(host, port);
+  if (impl_->listen_fd < 0) {
     return absl::UnavailableError(
         absl::StrCat("cannot listen on ", listen, ": address in use or not available"));
   }
-  if (::listen(impl_->listen_fd, kListenBacklog) != 0) {
-    spdlog::warn("http server: cannot raise the listen backlog to {}: {}", kListenBacklog,
-                 std::strerror(errno));
+  impl_->port = BoundPort(impl_->listen_fd);
+  impl_->stop_fd = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (impl_->stop_fd < 0) {
+    ::close(impl_->listen_fd);
+    return absl::InternalError(absl::StrCat("eventfd: ", std::strerror(errno)));
   }
-  impl_->thread = std::thread([this] { impl_->server.listen_after_bind(); });
-  // httplib's stop() is a no-op until the accept loop runs: wait for it so Stop() never hangs.
-  while (!impl_->server.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  for (int i = 0; i < std::max(1, impl_->options.threads); ++i) {
+    impl_->workers.emplace_back([impl = impl_.get()] { impl->WorkerLoop(); });
+  }
+  impl_->acceptor = std::thread([impl = impl_.get()] { impl->AcceptLoop(); });
   spdlog::info("http server listening address={}:{}", host, impl_->port);
   return absl::OkStatus();
 }
 
 void HttpServer::Stop() {
-  if (impl_->thread.joinable()) {
-    impl_->server.stop();
-    impl_->thread.join();
+  if (!impl_->acceptor.joinable()) return;
+  impl_->stopping.store(true);
+  const uint64_t one = 1;
+  if (::write(impl_->stop_fd, &one, sizeof(one)) < 0) {
+    spdlog::warn("http server: cannot signal stop: {}", std::strerror(errno));
   }
+  impl_->acceptor.join();
+  ::close(impl_->listen_fd);  // new connections are refused from here on
+  {
+    std::lock_guard lock(impl_->mu);
+    // Connections accepted but not yet served get no answer: close them with the listener.
+    for (int fd : impl_->accepted) ::close(fd);
+    impl_->accepted.clear();
+    impl_->closing = true;
+  }
+  impl_->work.notify_all();
+  for (std::thread& worker : impl_->workers) worker.join();
+  impl_->workers.clear();
+  ::close(impl_->stop_fd);
 }
 
 int HttpServer::port() const { return impl_->port; }

@@ -97,6 +97,9 @@ def watch_binds(total, resource_version, bound_at, done):
 
 def run(pods, label, command, timeout):
     call("POST", "/api/v1/namespaces", {"metadata": {"name": NS}})
+    # The controller-manager, which would create it, is stopped for the run; pods are refused
+    # without their namespace's default ServiceAccount.
+    call("POST", f"/api/v1/namespaces/{NS}/serviceaccounts", {"metadata": {"name": "default"}})
     post_all(f"/api/v1/namespaces/{NS}/pods", [pending_pod(i) for i in range(pods)])
     _, body = call("GET", f"/api/v1/namespaces/{NS}/pods?limit=1")
     rv = json.loads(body)["metadata"]["resourceVersion"]

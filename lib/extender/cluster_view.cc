@@ -120,7 +120,7 @@ void ClusterView::ReplaceNodes(std::vector<NodeInfo> nodes) {
   absl::MutexLock lock(&mu_);
   std::vector<std::string> gone;
   for (const auto& [name, entry] : nodes_) {
-    if (entry.info && listed.count(name) == 0) gone.push_back(name);
+    if (entry.info && listed.count(name.str()) == 0) gone.push_back(name.str());
   }
   for (const std::string& name : gone) DeleteNodeLocked(name);
   for (NodeInfo& n : nodes) {
@@ -311,16 +311,15 @@ std::vector<std::shared_ptr<const NodeState>> ClusterView::Snapshots(
   // then each cached state's reference count.
   std::vector<size_t> hashes(names.size());
   for (size_t i = 0; i < names.size(); ++i) {
-    const absl::string_view name(names[i].data(), names[i].size());
-    hashes[i] = nodes_.hash_function()(name);
-    nodes_.prefetch(name);
+    hashes[i] = nodes_.hash_function()(names[i]);
+    nodes_.prefetch(names[i]);
   }
   std::vector<const NodeEntry*> hits(names.size(), nullptr);  // cached state still valid
   std::vector<std::pair<size_t, const NodeEntry*>> fresh;     // state must be computed
   {
     absl::MutexLock cl(&cache_mu_);
     for (size_t i = 0; i < names.size(); ++i) {
-      auto it = nodes_.find(absl::string_view(names[i].data(), names[i].size()), hashes[i]);
+      auto it = nodes_.find(names[i], hashes[i]);
       if (it == nodes_.end()) continue;
       const NodeEntry& e = it->second;
       if (e.cached && now < e.cached_until && !own_state(names[i])) {

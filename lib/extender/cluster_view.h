@@ -29,6 +29,7 @@
 #include "lib/base/clock.h"
 #include "lib/extender/decision_memo.h"
 #include "lib/extender/node.h"
+#include "lib/extender/node_key.h"
 #include "lib/extender/pod.h"
 #include "nlohmann/json.hpp"
 
@@ -167,9 +168,9 @@ class ClusterView {
   mutable absl::Mutex mu_;
   // Guards NodeEntry::cached / cached_until, which readers (holding mu_ shared) fill in.
   mutable absl::Mutex cache_mu_ ABSL_ACQUIRED_AFTER(mu_);
-  // Open addressing: filter looks up hundreds of names per call, and a node-based table cost
-  // several cache misses per name.
-  absl::flat_hash_map<std::string, NodeEntry> nodes_ ABSL_GUARDED_BY(mu_);
+  // Open addressing, names inline (node_key.h): filter looks up hundreds of names per call,
+  // and a node-based table cost several cache misses per name.
+  absl::flat_hash_map<NodeKey, NodeEntry, NodeKeyHash, NodeKeyEq> nodes_ ABSL_GUARDED_BY(mu_);
   std::unordered_map<std::string, std::string> pod_node_ ABSL_GUARDED_BY(mu_);      // key -> node
   std::unordered_map<std::string, Reservation> reservations_ ABSL_GUARDED_BY(mu_);  // by uid
   std::unordered_map<std::string, PendingPod> pending_ ABSL_GUARDED_BY(mu_);        // by key

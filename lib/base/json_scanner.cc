@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "absl/strings/str_cat.h"
+#include "lib/base/json_plain_run.h"
 
 namespace neuron {
 namespace {
@@ -175,6 +176,7 @@ bool JsonScanner::ScanString(std::string_view* decoded, bool keep) {
   ++pos_;  // opening quote, checked by the caller
   const size_t start = pos_;
   const size_t n = text_.size();
+  pos_ = SkipPlainJsonWords(text_, pos_, JsonSpecials::kDecode);
   while (pos_ < n && !kStringStop[static_cast<unsigned char>(text_[pos_])]) ++pos_;
   if (pos_ >= n) return Fail("unterminated string");
   if (text_[pos_] == '"') {  // no escapes: a view into the text

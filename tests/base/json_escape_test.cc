@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 #include <string>
 
+#include "lib/base/json_plain_run.h"
 #include "nlohmann/json.hpp"
 
 namespace neuron {
@@ -40,6 +41,28 @@ TEST_CASE("invalid UTF-8 becomes U+FFFD per byte, so the output always parses", 
   REQUIRE(nlohmann::json::accept(quoted));
   const std::string back = nlohmann::json::parse(quoted).get<std::string>();
   CHECK(back.substr(0, 128) == all.substr(0, 128));  // ASCII comes back exactly
+}
+
+TEST_CASE("SkipPlainJsonWords never passes a special byte and skips whole plain words", "[base]") {
+  const std::string plain = "ip-10-0-1-2.us-west-2.compute.internal";  // 38 bytes
+  CHECK(SkipPlainJsonWords(plain, 0, JsonSpecials::kDecode) == 32);    // the last partial word
+  CHECK(SkipPlainJsonWords(plain, 3, JsonSpecials::kEncode) == 35);
+  CHECK(SkipPlainJsonWords("short", 0, JsonSpecials::kEncode) == 0);
+  const std::string decode_stops = std::string("\"\\\x00\x01\x1f", 5);
+  const std::string encode_only = "<>&\x80\xff\xc3";
+  for (size_t at = 0; at < 24; ++at) {
+    for (char c : decode_stops + encode_only) {
+      std::string s(24, 'a');
+      s[at] = c;
+      CHECK(SkipPlainJsonWords(s, 0, JsonSpecials::kEncode) <= at);
+      const size_t decode = SkipPlainJsonWords(s, 0, JsonSpecials::kDecode);
+      if (decode_stops.find(c) != std::string::npos) {
+        CHECK(decode <= at);
+      } else {
+        CHECK(decode == 24);  // '<', '>', '&' and non-ASCII are plain when reading
+      }
+    }
+  }
 }
 
 }  // namespace

@@ -105,9 +105,13 @@ delete_device_configs() {
 # Asks for NFD's CRD itself: API discovery (`kubectl api-resources`) can come back empty for a
 # few seconds after any CRD changes, and even `get crd` needs discovery to resolve "crd". So only
 # the server's NotFound is taken as an answer; any other failure is asked again (5 tries, ~8 s).
+nfd_group() {
+  if [ "${OVERLAY:-}" = openshift ]; then echo nfd.openshift.io; else echo nfd.k8s-sigs.io; fi
+}
+
 check_nfd() {
-  local group=nfd.k8s-sigs.io
-  [ "${OVERLAY:-}" = openshift ] && group=nfd.openshift.io
+  local group
+  group=$(nfd_group)
   local crd=nodefeaturerules.$group err="" try
   for try in 1 2 3 4 5; do
     if err=$("$KUBECTL" get crd "$crd" -o name 2>&1 >/dev/null); then
@@ -153,6 +157,15 @@ case ${1:-} in
   undeploy)
     out=$(manifests)
     delete_device_configs
+    # Where NFD is not installed (an emulated stack, undeployed without OVERLAY=emulated) no
+    # NodeFeatureRule can exist, and kubectl fails on a kind it cannot map after deleting the
+    # rest: leave the rule out.
+    nfd=$("$KUBECTL" get crd "nodefeaturerules.$(nfd_group)" -o name 2>&1 || true)
+    if grep -q '^kind: NodeFeatureRule$' "$out" && [[ $nfd == *"(NotFound)"* ]]; then
+      awk 'BEGIN { RS = "\n---\n"; ORS = "\n---\n" } !/(^|\n)kind: NodeFeatureRule\n/' "$out" \
+        > build/deploy/manifests-without-nfd.yaml
+      out=build/deploy/manifests-without-nfd.yaml
+    fi
     "$KUBECTL" delete --ignore-not-found -f "$out"
     ;;
   *)

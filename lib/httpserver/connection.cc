@@ -77,7 +77,11 @@ struct Encoded {
 
 Encoded Encode(const Response& res, const Request& req, bool keep_alive, size_t gzip_min) {
   Encoded out;
-  const bool gzip = AcceptsGzip(req.Header("Accept-Encoding"));
+  // Read Accept-Encoding only for an answer that could be compressed: the extender's never is,
+  // and kube-scheduler offers gzip on every call.
+  const bool could_gzip =
+      res.gzip_body || (res.body.size() >= gzip_min && Compressible(res.content_type));
+  const bool gzip = could_gzip && AcceptsGzip(req.Header("Accept-Encoding"));
   const char* encoding = nullptr;
   if (gzip && res.gzip_body) {
     out.body = *res.gzip_body;

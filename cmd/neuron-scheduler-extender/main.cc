@@ -11,6 +11,7 @@
 #include "lib/base/process_init.h"
 #include "lib/base/signals.h"
 #include "lib/extender/app.h"
+#include "lib/extender/leader_fence.h"
 #include "lib/httpserver/http_server.h"
 #include "spdlog/spdlog.h"
 
@@ -38,12 +39,29 @@ int main(int argc, char** argv) {
   std::string log_level = "info";
   bool log_json = false;
   int port = 0;
+  std::string probe;
 
   neuron::FlagSet flags(
       "neuron-scheduler-extender",
       "kube-scheduler extender for AWS Neuron: filters, scores and binds pods requesting\n"
       "aws.amazon.com/neuron or aws.amazon.com/neuroncore onto topology-valid device/core sets.");
-  flags.String("listen", &opts.listen, "Address to serve on (host:port).");
+  flags.String(
+      "listen", &opts.listen,
+      "Address to serve kube-scheduler on (host:port). Keep it on loopback: the extender\n"
+      "binds pods with its own credentials, so only the scheduler in its pod may call it.");
+  flags.String("metrics-listen", &opts.metrics_listen,
+               "Optional second address serving only /metrics, /healthz and /readyz (e.g.\n"
+               "0.0.0.0:12346 for Prometheus); empty = none.");
+  flags.String(
+      "scheduler-name", &opts.scheduler_name,
+      "The kube-scheduler profile (spec.schedulerName) this extender serves; /bind refuses\n"
+      "pods of any other scheduler.");
+  flags.String("leader-lease", &opts.leader_lease,
+               "<namespace>/<name> of the scheduler's leader-election Lease when it runs several\n"
+               "replicas: after a leader change the extender relists pods before it answers.");
+  flags.String("probe", &probe,
+               "Probe mode: GET this path (e.g. /readyz) on --listen, exit 0 on HTTP 200, else 1.\n"
+               "For exec probes: the kubelet's httpGet cannot reach a loopback listener.");
   flags.Int("port", &port, "Port to serve on; overrides the port of --listen when set.", "PORT");
   flags.String("kubeconfig", &opts.kubeconfig, "Kubeconfig file; empty = in-cluster config.",
                "KUBECONFIG");
@@ -72,6 +90,22 @@ int main(int argc, char** argv) {
                   std::to_string(port);
   }
   if (opts.threads < 1) return Fail("--threads must be at least 1");
+  if (!probe.empty()) {
+    absl::Status s = neuron::extender::ProbeLocal(opts.listen, probe);
+    if (!s.ok()) std::fprintf(stderr, "probe failed: %s\n", std::string(s.message()).c_str());
+    return s.ok() ? 0 : 1;
+  }
+  if (opts.scheduler_name.empty()) return Fail("--scheduler-name must not be empty");
+  if (!opts.leader_lease.empty()) {
+    if (auto l = neuron::extender::ParseLeaseName(opts.leader_lease); !l.ok()) {
+      return Fail("--leader-lease: " + std::string(l.status().message()));
+    }
+  }
+  if (!opts.metrics_listen.empty()) {
+    if (auto m = neuron::httpserver::ParseListenAddress(opts.metrics_listen); !m.ok()) {
+      return Fail("--metrics-listen: " + std::string(m.status().message()));
+    }
+  }
   neuron::extender::App app(opts);
   if (absl::Status s = app.Run(stop); !s.ok()) {
     spdlog::critical("neuron-scheduler-extender: {}", s.ToString());

@@ -7,6 +7,7 @@
 
 #include "lib/extender/binder.h"
 #include "lib/extender/cluster_view.h"
+#include "lib/extender/leader_fence.h"
 #include "lib/extender/node.h"
 #include "lib/extender/pod.h"
 #include "lib/extender/service.h"
@@ -28,7 +29,8 @@ struct App::State {
   std::unique_ptr<Binder> binder;
   std::unique_ptr<Service> service;
   std::unique_ptr<ViewFeed> nodes, pods;
-  std::unique_ptr<httpserver::HttpServer> http;
+  std::unique_ptr<LeaderFence> fence;
+  std::unique_ptr<httpserver::HttpServer> http, metrics;
 };
 
 App::App(AppOptions opts, std::shared_ptr<k8s::RestClient> client)
@@ -44,6 +46,8 @@ bool App::ready() const {
 
 int App::port() const { return s_ && s_->http ? s_->http->port() : -1; }
 
+int App::metrics_port() const { return s_ && s_->metrics ? s_->metrics->port() : -1; }
+
 absl::Status App::Start() {
   if (!client_) {
     absl::StatusOr<std::shared_ptr<k8s::RestClient>> c = MakeClient(opts_.kubeconfig);
@@ -54,12 +58,22 @@ absl::Status App::Start() {
   State& s = *s_;
   BindOptions bopts;
   bopts.reservation_ttl = opts_.reservation_ttl;
+  bopts.scheduler_name = opts_.scheduler_name;
   s.binder = std::make_unique<Binder>(*client_, s.view, nullptr, bopts);
   s.service = std::make_unique<Service>(s.view, s.binder.get(), opts_.policy, s.registry);
 
   // No object cache: the feeds parse each Node and Pod into the view's typed records.
   s.nodes = std::make_unique<ViewFeed>(*client_, s.view, ViewFeed::Source::kNodes);
   s.pods = std::make_unique<ViewFeed>(*client_, s.view, ViewFeed::Source::kPods);
+  if (!opts_.leader_lease.empty()) {
+    absl::StatusOr<std::pair<std::string, std::string>> lease = ParseLeaseName(opts_.leader_lease);
+    if (!lease.ok()) return lease.status();
+    ViewFeed* pods = s.pods.get();
+    s.fence = std::make_unique<LeaderFence>(*client_, lease->first, lease->second,
+                                            [pods] { return pods->Resync(absl::Seconds(60)); });
+    s.fence->Init();  // before the first list: the term that list is fresh for
+    s.service->SetFence(s.fence.get());
+  }
 
   httpserver::ServerOptions hopts;
   hopts.threads = opts_.threads;
@@ -79,19 +93,34 @@ absl::Status App::Start() {
   s.service->Register(*s.http);
   httpserver::AddHealthEndpoints(*s.http, [this] { return ready(); });
   metrics::ServeMetrics(*s.http, {s.registry});
+  if (!opts_.metrics_listen.empty()) {
+    httpserver::ServerOptions mopts;
+    mopts.threads = 2;
+    s.metrics = std::make_unique<httpserver::HttpServer>(mopts);
+    httpserver::AddHealthEndpoints(*s.metrics, [this] { return ready(); });
+    metrics::ServeMetrics(*s.metrics, {s.registry});
+  }
   s.nodes->Start();
   s.pods->Start();
-  if (absl::Status st = s.http->Start(opts_.listen); !st.ok()) {
+  absl::Status st = s.http->Start(opts_.listen);
+  if (st.ok() && s.metrics) st = s.metrics->Start(opts_.metrics_listen);
+  if (!st.ok()) {
+    s.http->Stop();
     s.nodes->Stop();
     s.pods->Stop();
     return st;
   }
-  spdlog::info("scheduler extender serving listen={} port={}", opts_.listen, s.http->port());
+  spdlog::info(
+      "scheduler extender serving listen={} port={} scheduler={} leader_lease={} metrics_listen={}",
+      opts_.listen, s.http->port(), opts_.scheduler_name,
+      opts_.leader_lease.empty() ? "none" : opts_.leader_lease,
+      opts_.metrics_listen.empty() ? "none" : opts_.metrics_listen);
   return absl::OkStatus();
 }
 
 void App::Stop() {
   if (!s_) return;
+  if (s_->metrics) s_->metrics->Stop();
   if (s_->http) s_->http->Stop();  // finish in-flight binds first
   if (s_->nodes) s_->nodes->Stop();
   if (s_->pods) s_->pods->Stop();

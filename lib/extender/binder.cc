@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "lib/assignment/annotations.h"
+#include "lib/extender/decide.h"
 #include "lib/k8s/errors.h"
 #include "lib/k8s/resource.h"
 
@@ -14,7 +15,11 @@ namespace {
 using nlohmann::json;
 
 BindOutcome Outcome(absl::Status s, const char* label, Choice c = {}) {
-  return BindOutcome{std::move(s), label, std::move(c)};
+  return BindOutcome{std::move(s), label, std::move(c), {}};
+}
+
+BindOutcome Refused(const char* reason, std::string message) {
+  return BindOutcome{absl::PermissionDeniedError(std::move(message)), "refused", {}, reason};
 }
 
 // The extender's half of the handshake with the device plugin: the choice, not yet allocated.
@@ -35,6 +40,7 @@ absl::StatusOr<PodInfo> Binder::PodToBind(const BindingArgs& args) {
       p && (args.pod_uid.empty() || p->uid == args.pod_uid)) {
     pod.uid = p->uid;
     pod.request = p->request;
+    pod.scheduler_name = p->scheduler_name;
     return pod;
   }
   // kube-scheduler's informer saw the pod before our watch did: read it this once.
@@ -75,8 +81,33 @@ absl::Status Binder::PostBinding(const BindingArgs& args, const std::string& uid
   return s;
 }
 
+std::optional<BindOutcome> Binder::Refusal(const BindingArgs& args, const PodInfo& pod) const {
+  if (pod.scheduler_name != opts_.scheduler_name) {
+    return Refused(
+        kRefusedSchedulerName,
+        absl::StrCat("pod ", pod.Key(), " is scheduled by \"", pod.scheduler_name, "\", not by \"",
+                     opts_.scheduler_name, "\", which this extender serves"));
+  }
+  if (!pod.request.Any()) {
+    return Refused(kRefusedNoNeuronRequest,
+                   absl::StrCat("pod ", pod.Key(), " asks for no Neuron resource"));
+  }
+  std::shared_ptr<const NodeState> node = view_.Snapshot(args.node, pod.Key());
+  if (!node) {
+    return Refused(kRefusedUnknownNode, absl::StrCat("node ", args.node, " is not known"));
+  }
+  if (const Verdict v = Evaluate(node.get(), pod.request); !v.fits) {
+    return Refused(kRefusedFilter,
+                   absl::StrCat("node ", args.node, " does not pass the filter: ", v.reason));
+  }
+  return std::nullopt;
+}
+
 BindOutcome Binder::Bind(const BindingArgs& args) {
   absl::StatusOr<PodInfo> pod = PodToBind(args);
+  if (absl::IsNotFound(pod.status())) {
+    return Refused(kRefusedUnknownPod, std::string(pod.status().message()));
+  }
   if (!pod.ok()) {
     return Outcome(pod.status(), absl::IsFailedPrecondition(pod.status()) ? "conflict" : "error");
   }
@@ -86,19 +117,16 @@ BindOutcome Binder::Bind(const BindingArgs& args) {
                        absl::StrCat("pod ", pod->Key(), " is already bound to ", pod->node_name)),
                    "conflict");
   }
-  Choice choice;
-  json annotations = json::object();
+  if (std::optional<BindOutcome> refused = Refusal(args, *pod)) return *std::move(refused);
   const std::string reservation = pod->uid.empty() ? pod->Key() : pod->uid;
-  if (pod->request.Any()) {
-    absl::StatusOr<Choice> c = view_.ChooseAndReserve(args.node, *pod, opts_.reservation_ttl);
-    if (!c.ok()) {
-      return Outcome(c.status(), absl::IsFailedPrecondition(c.status()) ? "no_fit" : "error");
-    }
-    choice = std::move(*c);
-    annotations = HandshakeAnnotations(choice, clock_.Now());
+  absl::StatusOr<Choice> c = view_.ChooseAndReserve(args.node, *pod, opts_.reservation_ttl);
+  if (!c.ok()) {
+    return Outcome(c.status(), absl::IsFailedPrecondition(c.status()) ? "no_fit" : "error");
   }
-  if (absl::Status s = PostBinding(args, pod->uid, annotations); !s.ok()) {
-    if (pod->request.Any()) view_.Release(reservation);
+  Choice choice = std::move(*c);
+  if (absl::Status s = PostBinding(args, pod->uid, HandshakeAnnotations(choice, clock_.Now()));
+      !s.ok()) {
+    view_.Release(reservation);
     return Outcome(s, k8s::IsConflict(s) ? "conflict" : "error");
   }
   spdlog::info("pod bound pod={} node={} kind={} ids={}", pod->Key(), args.node,

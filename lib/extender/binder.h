@@ -10,8 +10,14 @@
 //      write that sets nodeName (other keys are kept), and refuses a recreated or bound pod.
 // No Event of ours: kube-scheduler records Scheduled after a successful extender bind. A 409
 // where the pod already sits on that node is a retry after a lost reply, hence success.
+//
+// The bind acts with our ServiceAccount, so it refuses what the scheduler that owns this
+// extender would never ask (an endpoint that binds anything would let any caller skip
+// kube-scheduler's taint, affinity and spread checks): a pod of another scheduler, a pod that
+// asks for no Neuron resource, a node that does not exist or that our filter refuses.
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "absl/status/status.h"
@@ -28,13 +34,24 @@ namespace neuron::extender {
 struct BindOptions {
   // How long a choice stays reserved if the watch never shows the annotation.
   absl::Duration reservation_ttl = absl::Seconds(60);
+  // The profile (spec.schedulerName) of the kube-scheduler that calls this extender.
+  std::string scheduler_name = "neuron-scheduler";
 };
 
-// Outcome label for metrics: "ok", "conflict", "no_fit", "error".
+// Why a bind was refused before any write (metrics label `reason`).
+inline constexpr char kRefusedUnknownPod[] = "unknown_pod";
+inline constexpr char kRefusedSchedulerName[] = "scheduler_name";
+inline constexpr char kRefusedNoNeuronRequest[] = "no_neuron_request";
+inline constexpr char kRefusedUnknownNode[] = "unknown_node";
+inline constexpr char kRefusedFilter[] = "filter";
+
+// Outcome label for metrics: "ok", "conflict", "no_fit", "refused", "error". `refusal` is one of
+// the kRefused* reasons when label is "refused".
 struct BindOutcome {
   absl::Status status;
   std::string label;
   Choice choice;
+  std::string refusal;
 };
 
 class Binder {
@@ -45,6 +62,8 @@ class Binder {
  private:
   // What bind needs of the pod: from the watch, else (rarely) from the API.
   absl::StatusOr<PodInfo> PodToBind(const BindingArgs& args);
+  // A refusal (label "refused") when the owning scheduler would never ask this bind.
+  std::optional<BindOutcome> Refusal(const BindingArgs& args, const PodInfo& pod) const;
   absl::Status PostBinding(const BindingArgs& args, const std::string& uid,
                            const nlohmann::json& annotations);
 

@@ -142,10 +142,11 @@ void ClusterView::RemovePodLocked(const std::string& key) {
 }
 
 PodHoldings HoldingsFor(const PodInfo& p) {
-  PodHoldings out{p.Key(), p.uid, p.node_name, {}};
+  PodHoldings out{p.Key(), p.uid, p.node_name, {}, {}, {}};
   if (p.Terminated() || !p.request.Any()) return out;
   if (p.node_name.empty()) {
     out.pending = p.request;
+    out.scheduler_name = p.scheduler_name;
     return out;
   }
   for (auto [kind, count] : {std::pair{ResourceKind::kDevice, p.request.devices},
@@ -175,7 +176,7 @@ void ClusterView::ApplyPod(PodHoldings pod) {
 
 void ClusterView::ApplyPodLocked(PodHoldings pod) {
   RemovePodLocked(pod.key);
-  if (pod.pending.Any()) pending_[pod.key] = PendingPod{pod.uid, pod.pending};
+  if (pod.pending.Any()) pending_[pod.key] = PendingPod{pod.uid, pod.pending, pod.scheduler_name};
   if (pod.holdings.empty()) return;
   // The watch now shows the IDs the bind wrote: the reservation has done its job.
   if (std::any_of(pod.holdings.begin(), pod.holdings.end(),

@@ -70,7 +70,8 @@ struct PodHoldings {
   std::string uid;
   std::string node;
   std::vector<Holding> holdings;
-  NeuronRequest pending{};  // a live pod that waits for a node: what it asks for
+  NeuronRequest pending{};       // a live pod that waits for a node: what it asks for
+  std::string scheduler_name{};  // of a pending pod: who may bind it
 };
 PodHoldings HoldingsFor(const PodInfo& pod);
 
@@ -79,6 +80,7 @@ PodHoldings HoldingsFor(const PodInfo& pod);
 struct PendingPod {
   std::string uid;
   NeuronRequest request;
+  std::string scheduler_name;
 };
 
 // The kind and count a request asks for; InvalidArgument when it asks both kinds.

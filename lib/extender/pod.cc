@@ -141,6 +141,7 @@ absl::StatusOr<PodInfo> ParsePod(const json& pod) {
   if (p.ns.empty()) p.ns = "default";
   if (const json* spec = Member(pod, "spec")) {
     p.node_name = StringMember(*spec, "nodeName");
+    p.scheduler_name = StringMember(*spec, "schedulerName");
     absl::StatusOr<NeuronRequest> r = EffectiveRequest(*spec);
     if (!r.ok()) return r.status();
     p.request = *r;
@@ -162,6 +163,7 @@ const JsonKeep& PodFields() {
                                                      {assignment::kAnnotationType, {}},
                                                      {assignment::kAnnotationAllocated, {}}})}})},
         {"spec", JsonKeep::Of({{"nodeName", {}},
+                               {"schedulerName", {}},
                                {"containers", JsonKeep::EachItem(container)},
                                {"initContainers", JsonKeep::EachItem(container)}})},
         {"status", JsonKeep::Of({{"phase", {}}})},

@@ -30,6 +30,7 @@ struct NeuronRequest {
 
 struct PodInfo {
   std::string ns{}, name{}, uid{}, node_name{}, phase{};
+  std::string scheduler_name{};  // spec.schedulerName (the API server defaults it)
   NeuronRequest request{};
   // What the handshake annotations say; nullopt when absent or malformed (the pod then holds
   // IDs we do not know).

@@ -34,6 +34,7 @@ struct Service::Metrics {
   prometheus::Family<prometheus::Histogram>& latency;
   prometheus::Family<prometheus::Counter>& decisions;
   prometheus::Family<prometheus::Counter>& binds;
+  prometheus::Family<prometheus::Counter>& refusals;
 
   explicit Metrics(prometheus::Registry& r)
       : requests(prometheus::BuildCounter()
@@ -50,8 +51,13 @@ struct Service::Metrics {
                       .Register(r)),
         binds(prometheus::BuildCounter()
                   .Name("neuron_extender_binds_total")
-                  .Help("Bind outcomes: ok, conflict (bind conflicts), no_fit, error.")
-                  .Register(r)) {}
+                  .Help("Bind outcomes: ok, conflict (bind conflicts), no_fit, refused, error.")
+                  .Register(r)),
+        refusals(prometheus::BuildCounter()
+                     .Name("neuron_extender_bind_refusals_total")
+                     .Help("Binds refused before any write, by reason: unknown_pod, "
+                           "scheduler_name, no_neuron_request, unknown_node, filter.")
+                     .Register(r)) {}
 
   // The counter of `family` labelled {label: value}, created on first use.
   prometheus::Counter& CounterOf(prometheus::Family<prometheus::Counter>& family,
@@ -100,8 +106,17 @@ Service::Service(ClusterView& view, Binder* binder, Policy policy,
 
 Service::~Service() = default;
 
+std::optional<Response> Service::Fenced(const char* verb, absl::Time start) {
+  if (!fence_) return std::nullopt;
+  absl::Status s = fence_->Admit();
+  if (s.ok()) return std::nullopt;
+  spdlog::warn("{} not answered: {}", verb, std::string(s.message()));
+  return metrics_->Observe(verb, start, Response::Json(503, EncodeError(std::string(s.message()))));
+}
+
 Response Service::Filter(const Request& req) {
   const absl::Time start = absl::Now();
+  if (auto fenced = Fenced("filter", start)) return *std::move(fenced);
   absl::StatusOr<ExtenderArgs> args = DecodeExtenderArgs(req.body, &pods_);
   if (!args.ok()) {
     return metrics_->Observe("filter", start, BadRequest(std::string(args.status().message())));
@@ -137,6 +152,7 @@ std::pair<int, int> Service::CountDecisions(const FilterVerdicts& verdicts) {
 
 Response Service::Prioritize(const Request& req) {
   const absl::Time start = absl::Now();
+  if (auto fenced = Fenced("prioritize", start)) return *std::move(fenced);
   absl::StatusOr<ExtenderArgs> args = DecodeExtenderArgs(req.body, &pods_);
   if (!args.ok()) {
     return metrics_->Observe("prioritize", start, BadRequest(std::string(args.status().message())));
@@ -148,6 +164,7 @@ Response Service::Prioritize(const Request& req) {
 
 Response Service::Preempt(const Request& req) {
   const absl::Time start = absl::Now();
+  if (auto fenced = Fenced("preempt", start)) return *std::move(fenced);
   absl::StatusOr<PreemptionArgs> args = DecodePreemptionArgs(req.body);
   if (!args.ok()) {
     return metrics_->Observe("preempt", start, BadRequest(std::string(args.status().message())));
@@ -159,6 +176,7 @@ Response Service::Preempt(const Request& req) {
 
 Response Service::Bind(const Request& req) {
   const absl::Time start = absl::Now();
+  if (auto fenced = Fenced("bind", start)) return *std::move(fenced);
   absl::StatusOr<BindingArgs> args = DecodeBindingArgs(req.body);
   if (!args.ok()) {
     return metrics_->Observe("bind", start, BadRequest(std::string(args.status().message())));
@@ -169,7 +187,12 @@ Response Service::Bind(const Request& req) {
   }
   BindOutcome out = binder_->Bind(*args);
   metrics_->CounterOf(metrics_->binds, "result", out.label).Increment();
-  if (!out.status.ok()) {
+  if (!out.refusal.empty()) {
+    metrics_->CounterOf(metrics_->refusals, "reason", out.refusal).Increment();
+    spdlog::warn("bind refused pod={}/{} node={} reason={} caller={} error=\"{}\"",
+                 args->pod_namespace, args->pod_name, args->node, out.refusal, req.remote_addr,
+                 std::string(out.status.message()));
+  } else if (!out.status.ok()) {
     spdlog::warn("bind failed pod={}/{} node={} error=\"{}\"", args->pod_namespace, args->pod_name,
                  args->node, std::string(out.status.message()));
   }

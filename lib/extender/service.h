@@ -6,10 +6,12 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 
 #include "lib/extender/binder.h"
 #include "lib/extender/cluster_view.h"
 #include "lib/extender/decide.h"
+#include "lib/extender/leader_fence.h"
 #include "lib/extender/pod_cache.h"
 #include "lib/httpserver/http_server.h"
 #include "prometheus/registry.h"
@@ -31,14 +33,19 @@ class Service {
 
   // Registers the routes above on `server`.
   void Register(httpserver::HttpServer& server);
+  // Optional: every call of kube-scheduler passes `fence` first (set before serving).
+  void SetFence(LeaderFence* fence) { fence_ = fence; }
 
  private:
   struct Metrics;
   class HeapTrimmer;
   std::pair<int, int> CountDecisions(const FilterVerdicts& verdicts);
+  // An error answer when the fence holds the call back, else nullopt.
+  std::optional<httpserver::Response> Fenced(const char* verb, absl::Time start);
   httpserver::Response TrimAfterLarge(const httpserver::Request& req, httpserver::Response res);
   ClusterView& view_;
   Binder* binder_;
+  LeaderFence* fence_ = nullptr;
   Policy policy_;
   std::unique_ptr<Metrics> metrics_;
   std::unique_ptr<HeapTrimmer> trimmer_;

@@ -24,6 +24,8 @@ class ViewFeed : private k8s::ReflectorSink {
 
   void Start();
   void Stop();  // prompt: cancels the open watch
+  // Lists again and returns once the view holds that list (k8s::Reflector::Relist).
+  absl::Status Resync(absl::Duration timeout) { return reflector_.Relist(timeout); }
   bool synced() const { return synced_.load(); }
 
  private:

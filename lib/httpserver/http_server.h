@@ -23,6 +23,7 @@ struct Request {
   std::multimap<std::string, std::string> query;
   std::multimap<std::string, std::string> headers;  // names as the client sent them
   std::string body;
+  std::string remote_addr;  // the peer, "ip:port"
 
   // The first value of query parameter `name`, or "" if absent.
   std::string QueryParam(const std::string& name) const;

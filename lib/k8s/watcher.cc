@@ -25,10 +25,39 @@ std::string Reflector::last_resource_version() const {
 void Reflector::Stop() {
   if (stop_called_.exchange(true)) return;
   stop_.Notify();
-  canceller_.Cancel();
+  std::lock_guard<std::mutex> lock(wake_mu_);
+  if (watch_cancel_) watch_cancel_->Cancel();
+  wake_.notify_all();
 }
 
-bool Reflector::SleepOrStop(absl::Duration d) { return !stop_.WaitForNotificationWithTimeout(d); }
+absl::Status Reflector::Relist(absl::Duration timeout) {
+  std::unique_lock<std::mutex> lock(wake_mu_);
+  const int64_t want = lists_started_ + 1;  // a list already under way may have begun too early
+  relist_wanted_ = true;
+  if (watch_cancel_) watch_cancel_->Cancel();
+  wake_.notify_all();  // out of a backoff wait
+  const bool done = wake_.wait_for(lock, absl::ToChronoNanoseconds(timeout),
+                                   [&] { return lists_replaced_ >= want || stop_called_.load(); });
+  if (!done) {
+    return absl::DeadlineExceededError(absl::StrCat(
+        "relist of ", ref_.resource, " not done within ", absl::FormatDuration(timeout)));
+  }
+  if (lists_replaced_ < want) return absl::CancelledError("reflector stopped");
+  return absl::OkStatus();
+}
+
+bool Reflector::RelistWanted() const {
+  std::lock_guard<std::mutex> lock(wake_mu_);
+  return relist_wanted_;
+}
+
+// Also cut short by Relist(): a relist asked for during a backoff must not wait it out.
+bool Reflector::SleepOrStop(absl::Duration d) {
+  std::unique_lock<std::mutex> lock(wake_mu_);
+  wake_.wait_for(lock, absl::ToChronoNanoseconds(d),
+                 [&] { return stop_called_.load() || relist_wanted_; });
+  return !stop_called_.load();
+}
 
 int Reflector::RandomTimeoutSeconds() {
   absl::MutexLock lock(&mu_);
@@ -39,6 +68,12 @@ int Reflector::RandomTimeoutSeconds() {
 }
 
 absl::Status Reflector::ListAndReplace() {
+  int64_t index;
+  {
+    std::lock_guard<std::mutex> lock(wake_mu_);
+    relist_wanted_ = false;
+    index = ++lists_started_;
+  }
   ListOptions lo;
   lo.label_selector = opts_.label_selector;
   lo.field_selector = opts_.field_selector;
@@ -68,6 +103,9 @@ absl::Status Reflector::ListAndReplace() {
   spdlog::debug("reflector listed resource={} items={} rv={}", ref_.resource, list->items.size(),
                 list->resource_version);
   sink_.OnReplace(std::move(list->items), list->resource_version);
+  std::lock_guard<std::mutex> lock(wake_mu_);
+  lists_replaced_ = index;
+  wake_.notify_all();
   return absl::OkStatus();
 }
 
@@ -79,8 +117,14 @@ absl::Status Reflector::WatchOnce() {
   wo.allow_bookmarks = true;
   wo.timeout_seconds = RandomTimeoutSeconds();
   wo.keep = sink_.ListedFields();  // events arrive in the shape the list gave
+  auto cancel = std::make_shared<StreamCanceller>();
+  {
+    std::lock_guard<std::mutex> lock(wake_mu_);
+    if (relist_wanted_ || stop_called_.load()) return absl::OkStatus();
+    watch_cancel_ = cancel;
+  }
   ++watches_;
-  return client_.Watch(
+  absl::Status s = client_.Watch(
       ref_, ns_, wo,
       [this](WatchEvent& ev) {
         if (stop_.HasBeenNotified()) return false;
@@ -95,7 +139,10 @@ absl::Status Reflector::WatchOnce() {
         }
         return true;
       },
-      &canceller_);
+      cancel.get());
+  std::lock_guard<std::mutex> lock(wake_mu_);
+  watch_cancel_.reset();
+  return s;
 }
 
 absl::Status Reflector::Run() {
@@ -115,6 +162,11 @@ absl::Status Reflector::Run() {
     const absl::Time started = absl::Now();
     absl::Status s = WatchOnce();
     if (stop_.HasBeenNotified()) break;
+    if (RelistWanted()) {
+      spdlog::info("reflector relisting on request resource={}", ref_.resource);
+      need_list = true;
+      continue;
+    }
     if (IsExpired(s)) {
       spdlog::info("reflector watch expired, relisting resource={} rv={}", ref_.resource,
                    last_resource_version());

@@ -6,7 +6,9 @@
 #pragma once
 
 #include <atomic>
+#include <condition_variable>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -60,6 +62,11 @@ class Reflector {
   absl::Status Run();
   // Thread-safe; interrupts an open watch or a backoff wait.
   void Stop();
+  // Thread-safe: ends the open watch and lists again (a consistent read), and returns once the
+  // sink holds a list that began after this call. DeadlineExceeded after `timeout`; Cancelled
+  // when stopped first. Used where a watch's lag matters (the extender taking over from
+  // another replica).
+  absl::Status Relist(absl::Duration timeout);
 
   std::string last_resource_version() const;
   int lists() const { return lists_.load(); }
@@ -69,6 +76,7 @@ class Reflector {
   absl::Status ListAndReplace();
   absl::Status WatchOnce();
   bool SleepOrStop(absl::Duration d);  // false if stopped
+  bool RelistWanted() const;
   int RandomTimeoutSeconds();
 
   RestClient& client_;
@@ -78,9 +86,17 @@ class Reflector {
   ReflectorSink& sink_;
   absl::Notification stop_;
   std::atomic<bool> stop_called_{false};
-  StreamCanceller canceller_;
   mutable absl::Mutex mu_;
   std::string rv_ ABSL_GUARDED_BY(mu_);
+  // Stop and Relist wake-ups. std::mutex, not absl::Mutex: Debian's Abseil is not built with
+  // TSan, which then cannot follow a Condition evaluated by another thread.
+  mutable std::mutex wake_mu_;
+  std::condition_variable wake_;
+  // The open watch's canceller (one per watch: a StreamCanceller stays cancelled).
+  std::shared_ptr<StreamCanceller> watch_cancel_;  // guarded by wake_mu_
+  bool relist_wanted_ = false;                     // guarded by wake_mu_
+  int64_t lists_started_ = 0;                      // guarded by wake_mu_
+  int64_t lists_replaced_ = 0;  // guarded by wake_mu_: the last list the sink holds
   absl::InsecureBitGen rng_ ABSL_GUARDED_BY(mu_);  // see lib/base/random.h
   std::atomic<int> lists_{0};
   std::atomic<int> watches_{0};

@@ -1,7 +1,8 @@
 // File: tests/extender/extender_e2e_test.cc
 // The real neuron-scheduler-extender binary: kubeconfig to an in-process fake kube-apiserver,
 // port from the PORT environment variable (as AWS's image is configured), ready once its caches
-// synced, a filter call over HTTP, and a graceful exit on SIGTERM.
+// synced, a filter call over HTTP, the metrics-only listener, the exec probe mode, and a
+// graceful exit on SIGTERM.
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -52,11 +53,14 @@ TEST_CASE("neuron-scheduler-extender binary end to end", "[e2e]") {
       << "contexts:\n- name: e2e\n  context:\n    cluster: fake\n    user: ext\n";
   }
   const int port = FreePort();
+  const int metrics_port = FreePort();
   REQUIRE(port > 0);
+  REQUIRE(metrics_port > 0);
   setenv("PORT", std::to_string(port).c_str(), 1);  // inherited by the child only
   testing::Subprocess ext(
       {testing::BinaryPath("neuron-scheduler-extender"), "--listen=127.0.0.1:12345",
-       "--kubeconfig=" + kubeconfig, "--policy=spread", "--log-json"},
+       "--metrics-listen=127.0.0.1:" + std::to_string(metrics_port), "--kubeconfig=" + kubeconfig,
+       "--policy=spread", "--log-json"},
       dir + "/extender.log");
   unsetenv("PORT");
   REQUIRE(ext.started());
@@ -71,6 +75,23 @@ TEST_CASE("neuron-scheduler-extender binary end to end", "[e2e]") {
   auto j = nlohmann::json::parse(r.body);
   CHECK(j["FailedAndUnresolvableNodes"]["trn1-a"] ==
         "trn1.32xlarge takes 1, 4, 8 or 16 devices; asked 3");
+  // The second listener serves metrics and health only, never the extender's protocol.
+  CHECK(testing::HttpGet(metrics_port, "/metrics").body.find("neuron_extender_requests_total") !=
+        std::string::npos);
+  CHECK(testing::HttpGet(metrics_port, "/readyz").status == 200);
+  CHECK(testing::HttpPost(metrics_port, "/filter", body).status == 404);
+  CHECK(testing::HttpPost(metrics_port, "/bind", "{}").status == 404);
+  CHECK(testing::HttpGet(metrics_port, "/debug/nodes/trn1-a").status == 404);
+  // The exec probe: exit 0 when the loopback listener answers 200, 1 when nothing listens.
+  auto probe = [&](int p) {
+    testing::Subprocess run({testing::BinaryPath("neuron-scheduler-extender"),
+                             "--listen=127.0.0.1:" + std::to_string(p), "--probe=/readyz"},
+                            dir + "/probe.log");
+    REQUIRE(testing::Eventually([&] { return !run.Running(); }, absl::Seconds(10)));
+    return run.Terminate();
+  };
+  CHECK(probe(port) == 0);
+  CHECK(probe(FreePort()) == 1);
   CHECK(ext.Terminate() == 0);
   CHECK(ext.Log().find("shutting down") != std::string::npos);
 }
@@ -83,6 +104,12 @@ TEST_CASE("neuron-scheduler-extender rejects bad flags with one line", "[e2e]") 
   REQUIRE(testing::Eventually([&] { return !ext.Running(); }));
   CHECK(ext.Terminate() == 2);
   CHECK(ext.Log().find("--policy") != std::string::npos);
+  testing::Subprocess lease({testing::BinaryPath("neuron-scheduler-extender"),
+                             "--leader-lease=no-slash", "--kubeconfig=/nonexistent"},
+                            std::string(dir_template) + "/lease.log");
+  REQUIRE(testing::Eventually([&] { return !lease.Running(); }));
+  CHECK(lease.Terminate() == 2);
+  CHECK(lease.Log().find("--leader-lease") != std::string::npos);
 }
 
 }  // namespace

@@ -164,6 +164,12 @@ json ApiCore::CreateObject(const ResourcePath& rp_in, json obj, const WriteCtx& 
       FieldValue(obj, "status.phase").empty()) {
     obj["status"]["phase"] = "Pending";
   }
+  // Upstream's defaulting (pkg/apis/core/v1/defaults.go): a pod without a scheduler is the
+  // default scheduler's.
+  if (rp.type.group.empty() && rp.type.plural == "pods" && obj.contains("spec") &&
+      obj["spec"].is_object() && FieldValue(obj, "spec.schedulerName").empty()) {
+    obj["spec"]["schedulerName"] = "default-scheduler";
+  }
   if (rp.type.group.empty() && rp.type.plural == "namespaces") obj["status"]["phase"] = "Active";
   if (IsCrdType(rp.type)) {
     Registry probe = registry_;

@@ -1,24 +1,27 @@
 // File: lib/operator/children_scheduler.cc
-// The Neuron-aware second kube-scheduler and our extender (neuron-scheduler-extender) behind a
-// Service: the scheduler's KubeSchedulerConfiguration calls the extender for filter, prioritize,
-// preempt and bind. Mirrors deploy/scheduler/ (checked by deploy_scheduler_test) with names
-// per DeviceConfig.
+// The Neuron-aware second kube-scheduler with our extender (neuron-scheduler-extender) as a
+// second container of its pod, listening on loopback only: the KubeSchedulerConfiguration calls
+// it on 127.0.0.1 for filter, prioritize, preempt and bind, and nothing outside the pod can (no
+// Service: the extender binds pods with the pod's credentials). Two replicas, one leader.
+// Mirrors deploy/scheduler/kube-scheduler.yaml (checked by deploy_scheduler_test) with names per
+// DeviceConfig.
 #include "absl/strings/str_cat.h"
 #include "lib/operator/children_internal.h"
 
 namespace neuron::op::internal {
 namespace {
 
-constexpr int kExtenderPort = 12345;
+constexpr char kExtenderListen[] = "127.0.0.1:12345";
+constexpr char kExtenderBinary[] = "/usr/local/bin/neuron-scheduler-extender";
 constexpr int kSchedulerSecurePort = 10259;
 constexpr char kConfigDir[] = "/etc/kubernetes/neuron-scheduler";
 constexpr char kConfigKey[] = "neuron-scheduler-config.yaml";
 
+// The Deployment, its ServiceAccount, and the leader-election Lease (in the DeviceConfig's
+// namespace).
 std::string SchedulerName(const DeviceConfig& dc) { return dc.name + "-custom-scheduler"; }
-std::string ExtenderName(const DeviceConfig& dc) { return dc.name + "-custom-scheduler-extension"; }
 
-// See deploy/scheduler/kube-scheduler.yaml for why each extender field has its value. The
-// leader-election Lease is named after the Deployment, in the DeviceConfig's namespace.
+// See deploy/scheduler/kube-scheduler.yaml for why each extender field has its value.
 std::string SchedulerConfig(const DeviceConfig& dc) {
   return absl::StrCat(  //
       "apiVersion: kubescheduler.config.k8s.io/v1\n"
@@ -37,7 +40,7 @@ std::string SchedulerConfig(const DeviceConfig& dc) {
       "\n"
       "extenders:\n"
       "  - urlPrefix: http://",
-      ExtenderName(dc), ".", dc.ns, ".svc:", kExtenderPort,
+      kExtenderListen,
       "\n"
       "    filterVerb: filter\n"
       "    prioritizeVerb: prioritize\n"
@@ -77,68 +80,38 @@ json RestrictedContainerSecurity() {
           {"capabilities", {{"drop", {"ALL"}}}}};
 }
 
-json Deployment(const DeviceConfig& dc, const std::string& name, json pod) {
-  AddPullSecret(dc, pod);
-  json d = Object(dc, "apps/v1", "Deployment", name, Component::kScheduler);
-  d["metadata"]["labels"]["app.kubernetes.io/name"] = name;
-  d["spec"] = {
-      {"replicas", 1},
-      {"selector", {{"matchLabels", SelectorLabels(name)}}},
-      {"template", {{"metadata", {{"labels", PodLabels(name)}}}, {"spec", std::move(pod)}}}};
-  return d;
-}
-
-void AddExtender(const DeviceConfig& dc, std::vector<Child>& out) {
-  const std::string name = ExtenderName(dc);
-  out.push_back(ServiceAccount(dc, name, Component::kScheduler));
-  // Exactly what it calls: list + watch Nodes and Pods (its view), create pods/binding (the
-  // bind, which carries its annotations), and get a pod its watch has not shown yet.
-  const json rules = json::array(
-      {{{"apiGroups", {""}}, {"resources", {"nodes"}}, {"verbs", {"list", "watch"}}},
-       {{"apiGroups", {""}}, {"resources", {"pods"}}, {"verbs", {"get", "list", "watch"}}},
-       {{"apiGroups", {""}}, {"resources", {"pods/binding"}}, {"verbs", {"create"}}}});
-  AddClusterRole(dc, ClusterName(dc, "scheduler-extension"), rules, name, Component::kScheduler,
-                 out);
-
-  json svc = Object(dc, "v1", "Service", name, Component::kScheduler);
-  svc["metadata"]["labels"]["app.kubernetes.io/name"] = name;
-  svc["spec"] = {{"selector", SelectorLabels(name)},
-                 {"ports", json::array({{{"name", "http"},
-                                         {"port", kExtenderPort},
-                                         {"targetPort", "http"},
-                                         {"protocol", "TCP"}}})}};
-  out.push_back({k8s::resources::kServices, std::move(svc), Component::kScheduler});
-
-  json container = {
-      {"name", "extender"},
-      {"image", dc.spec.scheduler_extension_image},
-      {"command", {"/usr/local/bin/neuron-scheduler-extender"}},
-      {"args",
-       {absl::StrCat("--listen=0.0.0.0:", kExtenderPort), "--policy=binpack", "--log-json"}},
-      {"ports",
-       json::array({{{"name", "http"}, {"containerPort", kExtenderPort}, {"protocol", "TCP"}}})},
-      // Ready once the Node and Pod lists are in its view.
-      {"readinessProbe",
-       {{"httpGet", {{"path", "/readyz"}, {"port", "http"}}}, {"periodSeconds", 2}}},
-      {"livenessProbe",
-       {{"httpGet", {{"path", "/healthz"}, {"port", "http"}}},
-        {"initialDelaySeconds", 10},
-        {"periodSeconds", 10}}},
-      // ~60 MiB synced at 5,000 nodes + 50,000 pods (bench/README.md); a full-Nodes request
-      // needs several times its body while parsed.
-      {"resources",
-       {{"requests", {{"cpu", "500m"}, {"memory", "128Mi"}}}, {"limits", {{"memory", "1Gi"}}}}},
-      {"securityContext", RestrictedContainerSecurity()}};
-  // Scheduled by the default scheduler: the Neuron scheduler calls this pod, so it must not
-  // depend on it to start (the seed had it scheduled by its own custom scheduler).
-  json pod = {{"serviceAccountName", name},
-              {"priorityClassName", "system-cluster-critical"},
-              {"securityContext", RestrictedPodSecurity()},
-              {"containers", json::array({std::move(container)})}};
-  json d = Deployment(dc, name, std::move(pod));
-  // One view, one set of in-memory bind reservations: never two replicas at once.
-  d["spec"]["strategy"] = {{"type", "Recreate"}};
-  out.push_back({k8s::resources::kDeployments, std::move(d), Component::kScheduler});
+// The extender, beside kube-scheduler in its pod. It serves on loopback only: kube-scheduler
+// reaches it there, nothing outside the pod can (a person only through kubectl port-forward).
+json ExtenderContainer(const DeviceConfig& dc) {
+  // The kubelet's httpGet probes dial the pod IP, never loopback: the binary probes itself.
+  auto probe = [](const char* path) {
+    return json{{"exec",
+                 {{"command",
+                   {kExtenderBinary, absl::StrCat("--listen=", kExtenderListen),
+                    absl::StrCat("--probe=", path)}}}}};
+  };
+  json readiness = probe("/readyz");  // ready once the Node and Pod lists are in its view
+  readiness["periodSeconds"] = 2;
+  json liveness = probe("/healthz");
+  liveness["initialDelaySeconds"] = 10;
+  liveness["periodSeconds"] = 10;
+  return {{"name", "extender"},
+          {"image", dc.spec.scheduler_extension_image},
+          {"command", {kExtenderBinary}},
+          {"args",
+           {absl::StrCat("--listen=", kExtenderListen),
+            // /bind refuses pods of any other scheduler profile.
+            absl::StrCat("--scheduler-name=", SchedulerProfileName(dc)),
+            // The scheduler's Lease: after a leader change its extender relists before answering.
+            absl::StrCat("--leader-lease=", dc.ns, "/", SchedulerName(dc)), "--policy=binpack",
+            "--log-json"}},
+          {"readinessProbe", std::move(readiness)},
+          {"livenessProbe", std::move(liveness)},
+          // ~60 MiB synced at 5,000 nodes + 50,000 pods (bench/README.md); a full-Nodes request
+          // needs several times its body while parsed.
+          {"resources",
+           {{"requests", {{"cpu", "500m"}, {"memory", "128Mi"}}}, {"limits", {{"memory", "1Gi"}}}}},
+          {"securityContext", RestrictedContainerSecurity()}};
 }
 
 void AddKubeScheduler(const DeviceConfig& dc, const ClusterApis& apis, const OperatorSettings& s,
@@ -149,7 +122,17 @@ void AddKubeScheduler(const DeviceConfig& dc, const ClusterApis& apis, const Ope
   cm["data"] = {{kConfigKey, SchedulerConfig(dc)}};
   out.push_back({k8s::resources::kConfigMaps, std::move(cm), Component::kScheduler});
 
+  // One account for the pod: kube-scheduler's roles and the extender's.
   out.push_back(ServiceAccount(dc, name, Component::kScheduler));
+  // The extender calls exactly this: list + watch Nodes and Pods (its view), create pods/binding
+  // (the bind, which carries its annotations), and get a pod its watch has not shown yet. (It
+  // reads the scheduler's Lease with the Role below.)
+  const json rules = json::array(
+      {{{"apiGroups", {""}}, {"resources", {"nodes"}}, {"verbs", {"list", "watch"}}},
+       {{"apiGroups", {""}}, {"resources", {"pods"}}, {"verbs", {"get", "list", "watch"}}},
+       {{"apiGroups", {""}}, {"resources", {"pods/binding"}}, {"verbs", {"create"}}}});
+  AddClusterRole(dc, ClusterName(dc, "custom-scheduler-extender"), rules, name,
+                 Component::kScheduler, out);
   // What every kube-scheduler needs: the roles Kubernetes ships for it. Left out from
   // deploy/'s set: the RoleBinding to extension-apiserver-authentication-reader, which lives in
   // kube-system (no owner of ours can be there, nor can the operator prune it); kube-scheduler
@@ -200,21 +183,38 @@ void AddKubeScheduler(const DeviceConfig& dc, const ClusterApis& apis, const Ope
        json::array({{{"name", "config"}, {"mountPath", kConfigDir}, {"readOnly", true}},
                     // The root filesystem is read-only: scratch space for the binary.
                     {{"name", "tmp"}, {"mountPath", "/tmp"}}})}};
+  // Scheduled by the default scheduler: this pod places the Neuron pods, so it must not depend
+  // on itself to start (the seed had its extender scheduled by its own custom scheduler).
   json pod = {{"serviceAccountName", name},
               {"priorityClassName", "system-cluster-critical"},
               {"securityContext", RestrictedPodSecurity()},
-              {"containers", json::array({std::move(container)})},
+              // Two replicas on two nodes where there are two: a node lost takes one at most.
+              {"affinity",
+               {{"podAntiAffinity",
+                 {{"preferredDuringSchedulingIgnoredDuringExecution",
+                   json::array({{{"weight", 100},
+                                 {"podAffinityTerm",
+                                  {{"labelSelector", {{"matchLabels", SelectorLabels(name)}}},
+                                   {"topologyKey", "kubernetes.io/hostname"}}}}})}}}}},
+              {"containers", json::array({std::move(container), ExtenderContainer(dc)})},
               {"volumes", json::array({{{"name", "config"}, {"configMap", {{"name", config}}}},
                                        {{"name", "tmp"}, {"emptyDir", json::object()}}})}};
-  out.push_back(
-      {k8s::resources::kDeployments, Deployment(dc, name, std::move(pod)), Component::kScheduler});
+  AddPullSecret(dc, pod);
+  json d = Object(dc, "apps/v1", "Deployment", name, Component::kScheduler);
+  d["metadata"]["labels"]["app.kubernetes.io/name"] = name;
+  // Leader election: only the leader schedules; the standby's extender keeps its view warm, so
+  // a failover (or a rolling update, the default strategy) waits on no relist from scratch.
+  d["spec"] = {
+      {"replicas", 2},
+      {"selector", {{"matchLabels", SelectorLabels(name)}}},
+      {"template", {{"metadata", {{"labels", PodLabels(name)}}}, {"spec", std::move(pod)}}}};
+  out.push_back({k8s::resources::kDeployments, std::move(d), Component::kScheduler});
 }
 
 }  // namespace
 
 void AddScheduler(const DeviceConfig& dc, const ClusterApis& apis, const OperatorSettings& s,
                   std::vector<Child>& out) {
-  AddExtender(dc, out);  // first, so the scheduler's first calls find its Service
   AddKubeScheduler(dc, apis, s, out);
 }
 

@@ -128,9 +128,10 @@ struct DeviceConfig {
 // from Validate, never a crash. An absent or null spec reads as an empty one.
 absl::StatusOr<DeviceConfig> ParseDeviceConfig(const nlohmann::json& obj);
 
-// The longest DeviceConfig name the children can carry: they are named
-// "<name>-custom-scheduler-extension" and such, and those names are also Service names and
-// label values (at most 63 characters).
+// The longest DeviceConfig name the children can carry: their names are also Service names and
+// label values (at most 63 characters). Set when the longest was the extender's own Deployment
+// and Service, "<name>-custom-scheduler-extension"; kept since the extender moved into the
+// scheduler's pod, so the CRD's rule and every name accepted before mean the same.
 inline constexpr size_t kMaxNameLength = 36;
 
 // Every problem with the object, parse problems first, then in field order. Empty = valid.

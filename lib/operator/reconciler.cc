@@ -38,13 +38,12 @@ bool SelectorsOverlap(const std::map<std::string, std::string>& a,
 }
 
 // Where the live object of a child goes in the status inputs.
-void Observe(const Child& c, const DeviceConfig& dc, json live, ObservedState& seen) {
-  const std::string name = StringAt(c.object, {"metadata", "name"});
+void Observe(const Child& c, json live, ObservedState& seen) {
   const std::string kind = StringMember(c.object, "kind");
   if (kind == "Module") {
     seen.module = std::move(live);
-  } else if (kind == "Deployment") {
-    (name == dc.name + "-custom-scheduler" ? seen.scheduler : seen.extender) = std::move(live);
+  } else if (kind == "Deployment" && c.component == Component::kScheduler) {
+    seen.scheduler = std::move(live);  // kube-scheduler with its extender: the one Deployment
   } else if (kind == "DaemonSet") {
     switch (c.component) {
       case Component::kMetrics:
@@ -290,7 +289,7 @@ absl::Status Reconciler::Act(const DeviceConfig& dc, const json& obj,
       return absl::Status(live.status().code(),
                           absl::StrCat("apply ", what, ": ", live.status().message()));
     }
-    Observe(c, dc, std::move(*live), seen);
+    Observe(c, std::move(*live), seen);
   }
   NEURON_RETURN_IF_ERROR(DeleteChildren(dc, seen.apis, children, std::nullopt));
   // Without KMM no driver of ours loads anywhere: nodes are left as they are (tainting one

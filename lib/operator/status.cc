@@ -224,15 +224,9 @@ k8s::Condition SchedulerCondition(const DeviceConfig& dc, const ObservedState& s
     return Cond("SchedulerReady", true, "NotNeeded",
                 "DRA mode: kube-scheduler's own DRA support places the pods");
   }
-  const Counts s = DeploymentCounts(seen.scheduler);
-  const Counts e = DeploymentCounts(seen.extender);
-  sched = {s.matching + e.matching, s.desired + e.desired, s.available + e.available,
-           s.current && e.current};
-  k8s::Condition sc = FromCounts("SchedulerReady", "custom kube-scheduler", s, false, dc);
-  if (sc.status != "True") return sc;
-  sc = FromCounts("SchedulerReady", "scheduler extender", e, false, dc);
-  if (sc.status == "True") sc.message = "custom kube-scheduler and extender available";
-  return sc;
+  // One Deployment: each replica's pod runs kube-scheduler and the extender it calls.
+  sched = DeploymentCounts(seen.scheduler);
+  return FromCounts("SchedulerReady", "custom kube-scheduler with its extender", sched, false, dc);
 }
 
 k8s::Condition MetricsCondition(const DeviceConfig& dc, const ObservedState& seen,

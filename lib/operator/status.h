@@ -47,8 +47,7 @@ struct ObservedState {
   // The live children as returned by the apply (null when absent / not applied).
   nlohmann::json module;      // KMM Module (driver + device plugin in kmm mode)
   nlohmann::json plugin_ds;   // preinstalled mode, mixed allocation: the device-plugin DaemonSet
-  nlohmann::json scheduler;   // Deployment <name>-custom-scheduler
-  nlohmann::json extender;    // Deployment <name>-custom-scheduler-extension
+  nlohmann::json scheduler;   // Deployment <name>-custom-scheduler (with the extender in its pod)
   nlohmann::json dra_ds;      // DRA modes: DaemonSet <name>-dra-driver (AWS's or ours)
   nlohmann::json metrics_ds;  // DaemonSet <name>-node-metrics (the node agent)
   // The driver rollout this pass (kmm mode with a driverVersion); unset otherwise.

@@ -1,8 +1,10 @@
 // File: tests/integration/deploy_scheduler_test.cc
 // deploy/scheduler/ against what it configures: the second kube-scheduler's configuration uses
 // only kubescheduler.config.k8s.io/v1 fields, passes upstream's validation rules and points at
-// the extender's Service, port and real routes; Deployments select their own pods and run flags
-// the binary accepts; the extender's RBAC is exactly what it calls.
+// the extender container beside it on loopback (no Service), at its real routes; the extender
+// serves the configured profile and follows the configured Lease; the Deployment runs 2
+// replicas, selects its own pods and runs flags the binary accepts (probes included); the
+// extender's RBAC is exactly what it calls, bound to the pod's one account.
 #include <algorithm>
 #include <map>
 #include <memory>
@@ -68,20 +70,37 @@ const Doc* Find(const std::vector<Doc>& docs, const std::string& kind, const std
   return nullptr;
 }
 
+// The extender container of the scheduler's pod.
+YAML::Node ExtenderContainer(const Doc& scheduler) {
+  for (const YAML::Node& c : scheduler.node["spec"]["template"]["spec"]["containers"]) {
+    if (c["name"].as<std::string>("") == "extender") return c;
+  }
+  return YAML::Node();
+}
+
+// --name=value -> value, over a container's args ("" when absent).
+std::string ArgValue(const YAML::Node& container, const std::string& name) {
+  const std::string prefix = "--" + name + "=";
+  for (const YAML::Node& a : container["args"]) {
+    const std::string arg = a.as<std::string>();
+    if (arg.rfind(prefix, 0) == 0) return arg.substr(prefix.size());
+  }
+  return "";
+}
+
 struct SchedulerSetup {
   std::vector<Doc> docs = LoadAll();
   const Doc* config_map = Find(docs, "ConfigMap", "neuron-scheduler-config");
   const Doc* scheduler = Find(docs, "Deployment", "neuron-scheduler");
-  const Doc* extender = Find(docs, "Deployment", "neuron-scheduler-extender");
-  const Doc* service = Find(docs, "Service", "neuron-scheduler-extender");
+  YAML::Node extender;
   YAML::Node config;
   std::string config_key;
 
   SchedulerSetup() {
     REQUIRE(config_map != nullptr);
     REQUIRE(scheduler != nullptr);
-    REQUIRE(extender != nullptr);
-    REQUIRE(service != nullptr);
+    extender = ExtenderContainer(*scheduler);
+    REQUIRE(extender.IsMap());
     REQUIRE(config_map->node["data"].size() == 1);
     for (const auto& kv : config_map->node["data"]) {
       config_key = kv.first.as<std::string>();
@@ -119,24 +138,38 @@ TEST_CASE("The second scheduler's configuration is valid v1 and reaches the exte
   CHECK_FALSE(e["ignorable"].as<bool>(false));
   CHECK(e["httpTimeout"].as<std::string>().back() == 's');  // a duration string
 
-  // urlPrefix -> the Service's cluster DNS name and port -> the container's port and --listen.
-  const std::string svc_host = s.service->name() + "." + s.service->ns() + ".svc";
-  const int svc_port = s.service->node["spec"]["ports"][0]["port"].as<int>();
-  CHECK(e["urlPrefix"].as<std::string>() == "http://" + svc_host + ":" + std::to_string(svc_port));
-  const YAML::Node pod = s.extender->node["spec"]["template"]["spec"];
-  const YAML::Node port = pod["containers"][0]["ports"][0];
-  CHECK(s.service->node["spec"]["ports"][0]["targetPort"].as<std::string>() ==
-        port["name"].as<std::string>());
-  const int container_port = port["containerPort"].as<int>();
-  bool listen_found = false;
-  for (const YAML::Node& a : pod["containers"][0]["args"]) {
-    const std::string arg = a.as<std::string>();
-    if (arg.rfind("--listen=", 0) == 0) {
-      listen_found = true;
-      CHECK(arg.substr(arg.rfind(':') + 1) == std::to_string(container_port));
-    }
+  // urlPrefix -> the extender container's --listen, on loopback: only the kube-scheduler in
+  // its pod can call it. Nothing routes to it from outside: no Service, no container port.
+  CHECK(e["urlPrefix"].as<std::string>() == "http://127.0.0.1:12345");
+  CHECK(e["urlPrefix"].as<std::string>() == "http://" + ArgValue(s.extender, "listen"));
+  CHECK_FALSE(e["enableHTTPS"].as<bool>(false));
+  CHECK_FALSE(s.extender["ports"]);
+  for (const Doc& d : s.docs) {
+    INFO(d.file << " " << d.kind() << " " << d.name());
+    if (d.file.rfind("deploy/scheduler/", 0) == 0) CHECK(d.kind() != "Service");
+    CHECK(d.name() != "neuron-scheduler-extender");  // the old shape's objects
   }
-  CHECK(listen_found);
+  // The extender serves the profile kube-scheduler runs, and follows its leader-election Lease.
+  CHECK(ArgValue(s.extender, "scheduler-name") ==
+        c["profiles"][0]["schedulerName"].as<std::string>());
+  CHECK(ArgValue(s.extender, "leader-lease") ==
+        c["leaderElection"]["resourceNamespace"].as<std::string>() + "/" +
+            c["leaderElection"]["resourceName"].as<std::string>());
+  CHECK(c["leaderElection"]["leaderElect"].as<bool>());
+
+  // Two replicas, one leader; preferably on two nodes; the default rolling update.
+  const YAML::Node spec = s.scheduler->node["spec"];
+  CHECK(spec["replicas"].as<int>() == 2);
+  CHECK_FALSE(spec["strategy"]);
+  const YAML::Node anti = spec["template"]["spec"]["affinity"]["podAntiAffinity"]
+                              ["preferredDuringSchedulingIgnoredDuringExecution"];
+  REQUIRE(anti.size() == 1);
+  CHECK(anti[0]["weight"].as<int>() == 100);
+  CHECK(anti[0]["podAffinityTerm"]["topologyKey"].as<std::string>() == "kubernetes.io/hostname");
+  for (const auto& kv : spec["selector"]["matchLabels"]) {
+    CHECK(anti[0]["podAffinityTerm"]["labelSelector"]["matchLabels"][kv.first.as<std::string>()]
+              .as<std::string>("") == kv.second.as<std::string>());
+  }
 
   // The scheduler reads the file the ConfigMap provides, and its lease is the one it may use.
   const YAML::Node sched = s.scheduler->node["spec"]["template"]["spec"];
@@ -164,43 +197,63 @@ TEST_CASE("The second scheduler's configuration is valid v1 and reaches the exte
   CHECK(named);
 }
 
-TEST_CASE("Scheduler Deployments select their own pods and run accepted flags",
+TEST_CASE("The scheduler Deployment selects its own pods and runs accepted flags",
           "[deploy][scheduler]") {
   SchedulerSetup s;
   std::set<std::string> accounts;
   for (const Doc& d : s.docs) {
     if (d.kind() == "ServiceAccount") accounts.insert(d.ns() + "/" + d.name());
   }
-  for (const Doc* d : {s.scheduler, s.extender}) {
-    INFO(d->name());
-    const YAML::Node spec = d->node["spec"];
-    for (const auto& kv : spec["selector"]["matchLabels"]) {
-      CHECK(spec["template"]["metadata"]["labels"][kv.first.as<std::string>()].as<std::string>(
-                "") == kv.second.as<std::string>());
-    }
-    const YAML::Node pod = spec["template"]["spec"];
-    CHECK(accounts.count(d->ns() + "/" + pod["serviceAccountName"].as<std::string>()) == 1);
-    CHECK(pod["securityContext"]["runAsNonRoot"].as<bool>());
-    CHECK(pod["containers"][0]["securityContext"]["readOnlyRootFilesystem"].as<bool>());
+  const Doc* d = s.scheduler;
+  const YAML::Node spec = d->node["spec"];
+  for (const auto& kv : spec["selector"]["matchLabels"]) {
+    CHECK(spec["template"]["metadata"]["labels"][kv.first.as<std::string>()].as<std::string>("") ==
+          kv.second.as<std::string>());
   }
-  for (const auto& kv : s.service->node["spec"]["selector"]) {
-    CHECK(s.extender->node["spec"]["template"]["metadata"]["labels"][kv.first.as<std::string>()]
-              .as<std::string>("") == kv.second.as<std::string>());
+  const YAML::Node pod = spec["template"]["spec"];
+  CHECK(accounts.count(d->ns() + "/" + pod["serviceAccountName"].as<std::string>()) == 1);
+  CHECK(pod["securityContext"]["runAsNonRoot"].as<bool>());
+  REQUIRE(pod["containers"].size() == 2);
+  for (const YAML::Node& c : pod["containers"]) {
+    INFO(c["name"].as<std::string>());
+    CHECK(c["securityContext"]["readOnlyRootFilesystem"].as<bool>());
   }
+
+  // Every flag of the extender's args and of its exec probes is one the binary documents, and
+  // the probes ask the address it serves on (the kubelet's httpGet cannot reach loopback).
   const std::set<std::string> flags = HelpFlags("neuron-scheduler-extender");
   REQUIRE_FALSE(flags.empty());
-  for (const YAML::Node& a :
-       s.extender->node["spec"]["template"]["spec"]["containers"][0]["args"]) {
-    const std::string arg = a.as<std::string>();
-    const std::string name =
-        arg.substr(2, arg.find('=') == std::string::npos ? std::string::npos : arg.find('=') - 2);
-    CHECK(flags.count(name) == 1);
+  auto flag_name = [](const std::string& arg) {
+    const size_t eq = arg.find('=');
+    return arg.substr(2, eq == std::string::npos ? std::string::npos : eq - 2);
+  };
+  const std::string command = s.extender["command"][0].as<std::string>();
+  CHECK(command == "/usr/local/bin/neuron-scheduler-extender");
+  for (const YAML::Node& a : s.extender["args"]) {
+    INFO(a.as<std::string>());
+    CHECK(flags.count(flag_name(a.as<std::string>())) == 1);
+  }
+  for (const char* probe : {"readinessProbe", "livenessProbe"}) {
+    INFO(probe);
+    const YAML::Node p = s.extender[probe];
+    CHECK_FALSE(p["httpGet"]);
+    const YAML::Node cmd = p["exec"]["command"];
+    REQUIRE(cmd.size() == 3);
+    CHECK(cmd[0].as<std::string>() == command);
+    CHECK(cmd[1].as<std::string>() == "--listen=" + ArgValue(s.extender, "listen"));
+    CHECK(cmd[2].as<std::string>() ==
+          std::string("--probe=") +
+              (std::string(probe) == "readinessProbe" ? "/readyz" : "/healthz"));
+    for (size_t i = 1; i < cmd.size(); ++i) {
+      INFO(cmd[i].as<std::string>());
+      CHECK(flags.count(flag_name(cmd[i].as<std::string>())) == 1);
+    }
   }
 }
 
 TEST_CASE("The extender's RBAC is exactly what it calls", "[deploy][scheduler]") {
   SchedulerSetup s;
-  const Doc* role = Find(s.docs, "ClusterRole", "neuron-scheduler-extender");
+  const Doc* role = Find(s.docs, "ClusterRole", "neuron-scheduler-as-extender");
   REQUIRE(role != nullptr);
   std::map<std::string, Keys> verbs;  // "group/resource" -> verbs
   for (const YAML::Node& r : role->node["rules"]) {
@@ -219,10 +272,26 @@ TEST_CASE("The extender's RBAC is exactly what it calls", "[deploy][scheduler]")
                                             {"/pods", {"get", "list", "watch"}},
                                             {"/pods/binding", {"create"}}};
   CHECK(verbs == want);
-  const Doc* binding = Find(s.docs, "ClusterRoleBinding", "neuron-scheduler-extender");
+  // Bound to the scheduler pod's one account, which the extender container runs as.
+  const Doc* binding = Find(s.docs, "ClusterRoleBinding", "neuron-scheduler-as-extender");
   REQUIRE(binding != nullptr);
+  CHECK(binding->node["roleRef"]["name"].as<std::string>() == role->name());
+  REQUIRE(binding->node["subjects"].size() == 1);
   CHECK(binding->node["subjects"][0]["name"].as<std::string>() ==
-        s.extender->node["spec"]["template"]["spec"]["serviceAccountName"].as<std::string>());
+        s.scheduler->node["spec"]["template"]["spec"]["serviceAccountName"].as<std::string>());
+  CHECK(binding->node["subjects"][0]["namespace"].as<std::string>() == s.scheduler->ns());
+  // It reads the Lease --leader-lease names: the scheduler's lease Role grants get on it.
+  const Doc* lease_role = Find(s.docs, "Role", "neuron-scheduler-leader-election");
+  REQUIRE(lease_role != nullptr);
+  bool readable = false;
+  for (const YAML::Node& r : lease_role->node["rules"]) {
+    if (!r["resourceNames"]) continue;
+    bool get = false;
+    for (const YAML::Node& v : r["verbs"]) get |= v.as<std::string>() == "get";
+    readable |= get && s.scheduler->ns() + "/" + r["resourceNames"][0].as<std::string>() ==
+                           ArgValue(s.extender, "leader-lease");
+  }
+  CHECK(readable);
 }
 
 TEST_CASE("Every configured verb is a route the real extender serves", "[deploy][scheduler]") {

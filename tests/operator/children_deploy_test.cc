@@ -64,8 +64,7 @@ void CheckPodFields(const json& ours, const json& theirs) {
 }
 
 TEST_CASE("scheduler and extender match deploy/scheduler", "[operator][children][deploy]") {
-  std::vector<json> deploy = LoadYaml("deploy/scheduler/kube-scheduler.yaml");
-  for (json& d : LoadYaml("deploy/scheduler/extender.yaml")) deploy.push_back(d);
+  const std::vector<json> deploy = LoadYaml("deploy/scheduler/kube-scheduler.yaml");
   const DeviceConfig dc = childtest::Sample();
   const std::vector<Child> ours = DesiredChildren(dc, {}, {});
 
@@ -78,35 +77,44 @@ TEST_CASE("scheduler and extender match deploy/scheduler", "[operator][children]
   auto their_config = ParseYamlDocuments(their_cm->at("data").begin().value().get<std::string>());
   REQUIRE((config.ok() && their_config.ok()));
   json c = config->front();
-  c["extenders"][0]["urlPrefix"] = "http://neuron-scheduler-extender.aws-neuron-operator.svc:12345";
   c["leaderElection"]["resourceName"] = "neuron-scheduler";
   CHECK(c == their_config->front());
 
-  const json sched = PodSpec(Find(ours, "Deployment", "neuron-custom-scheduler"));
-  const json their_sched = PodSpec(FindDoc(deploy, "Deployment", "neuron-scheduler"));
+  const json* deployment = Find(ours, "Deployment", "neuron-custom-scheduler");
+  const json* their_deployment = FindDoc(deploy, "Deployment", "neuron-scheduler");
+  const json sched = PodSpec(deployment);
+  const json their_sched = PodSpec(their_deployment);
+  REQUIRE(sched["containers"].size() == 2);
+  REQUIRE(their_sched["containers"].size() == 2);
   json ctr = Comparable(sched["containers"][0]);
   REQUIRE(ctr["command"].back() == "--feature-gates=DynamicResourceAllocation=false");
   ctr["command"].erase(ctr["command"].size() - 1);
   CHECK(ctr == Comparable(their_sched["containers"][0]));
+  // The extender: the same but for the Lease it follows (named after the Deployment).
+  json ext = Comparable(sched["containers"][1]);
+  REQUIRE(ext["args"][2] == "--leader-lease=aws-neuron-operator/neuron-custom-scheduler");
+  ext["args"][2] = "--leader-lease=aws-neuron-operator/neuron-scheduler";
+  CHECK(ext == Comparable(their_sched["containers"][1]));
   CheckPodFields(sched, their_sched);
   json volumes = sched["volumes"];
   volumes[0]["configMap"]["name"] = "neuron-scheduler-config";
   CHECK(volumes == their_sched["volumes"]);
+  json affinity = sched["affinity"];
+  affinity["podAntiAffinity"]["preferredDuringSchedulingIgnoredDuringExecution"][0]
+          ["podAffinityTerm"]["labelSelector"]["matchLabels"]["app.kubernetes.io/name"] =
+              "neuron-scheduler";
+  CHECK(affinity == their_sched["affinity"]);
+  CHECK(deployment->at("spec")["replicas"] == their_deployment->at("spec")["replicas"]);
+  CHECK(deployment->at("spec").value("strategy", json()) ==
+        their_deployment->at("spec").value("strategy", json()));
 
-  const json ext = PodSpec(Find(ours, "Deployment", "neuron-custom-scheduler-extension"));
-  const json their_ext = PodSpec(FindDoc(deploy, "Deployment", "neuron-scheduler-extender"));
-  CHECK(Comparable(ext["containers"][0]) == Comparable(their_ext["containers"][0]));
-  CheckPodFields(ext, their_ext);
-  CHECK(Find(ours, "Deployment", "neuron-custom-scheduler-extension")->at("spec")["strategy"] ==
-        FindDoc(deploy, "Deployment", "neuron-scheduler-extender")->at("spec")["strategy"]);
-
-  CHECK(Find(ours, "Service", "neuron-custom-scheduler-extension")->at("spec")["ports"] ==
-        FindDoc(deploy, "Service", "neuron-scheduler-extender")->at("spec")["ports"]);
-  CHECK(Find(ours, "ClusterRole", "aws-neuron-operator-neuron-scheduler-extension")->at("rules") ==
-        FindDoc(deploy, "ClusterRole", "neuron-scheduler-extender")->at("rules"));
+  CHECK(Find(ours, "ClusterRole", "aws-neuron-operator-neuron-custom-scheduler-extender")
+            ->at("rules") ==
+        FindDoc(deploy, "ClusterRole", "neuron-scheduler-as-extender")->at("rules"));
   json lease = Find(ours, "Role", "neuron-custom-scheduler-leader-election")->at("rules");
   lease[1]["resourceNames"] = {"neuron-scheduler"};
   CHECK(lease == FindDoc(deploy, "Role", "neuron-scheduler-leader-election")->at("rules"));
+  // Every ClusterRole the pod's account is bound to, here and there.
   for (const char* role : {"system:kube-scheduler", "system:volume-scheduler"}) {
     int bound = 0;
     for (const Child& ch : ours) {
@@ -116,6 +124,15 @@ TEST_CASE("scheduler and extender match deploy/scheduler", "[operator][children]
     }
     CHECK(bound == 1);
   }
+  int theirs_bound = 0;
+  for (const json& d : deploy) {
+    if (d["kind"] != "ClusterRoleBinding") continue;
+    CHECK(d["subjects"] == json::array({{{"kind", "ServiceAccount"},
+                                         {"name", their_sched["serviceAccountName"]},
+                                         {"namespace", "aws-neuron-operator"}}}));
+    ++theirs_bound;
+  }
+  CHECK(theirs_bound == 3);  // kube-scheduler, volume-scheduler, the extender's
 }
 
 TEST_CASE("device plugin matches deploy/device-plugin", "[operator][children][deploy]") {

@@ -226,7 +226,7 @@ TEST_CASE("mixed pools: a node label sends a node to DRA or the device plugin",
         CHECK(Terms(plugin).size() == 5);  // deploy/'s five ORed ways to spot a Neuron node
       }
       // The extender stays for device-plugin nodes; the node agent runs everywhere.
-      CHECK(Find(children, "Deployment", "neuron-custom-scheduler-extension") != nullptr);
+      CHECK(childtest::RunsExtender(children));
       CHECK(Find(children, "DaemonSet", "neuron-node-metrics") != nullptr);
     }
   }
@@ -234,7 +234,7 @@ TEST_CASE("mixed pools: a node label sends a node to DRA or the device plugin",
   const std::vector<Child> pure = DesiredChildren(Ours(Allocation::kDra), Served("v1"), {});
   CHECK(Terms(PodSpec(Find(pure, "DaemonSet", "neuron-dra-driver"))).empty());
   CHECK(Find(pure, "DaemonSet", "neuron-device-plugin") == nullptr);
-  CHECK(Find(pure, "Deployment", "neuron-custom-scheduler-extension") == nullptr);
+  CHECK_FALSE(childtest::RunsExtender(pure));
   CHECK(Find(pure, "Deployment", "neuron-custom-scheduler") == nullptr);
   const json* module = Find(pure, "Module", "neuron");
   REQUIRE(module != nullptr);

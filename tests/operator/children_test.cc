@@ -3,7 +3,7 @@
 // seed's sample in both API versions, AWS's DRA mode, our DRA driver (all nodes; mixed pools),
 // preinstalled mode, and OpenShift NFD with a
 // ServiceMonitor; and what every child set must hold: owners, selectors that select, accounts
-// that exist, the scheduler configuration naming the extender's Service and port, every Neuron
+// that exist, the scheduler configuration naming the extender beside it on loopback, every Neuron
 // PCI id in the NFD rule, objects left out when their API is not served.
 #include "lib/operator/children.h"
 
@@ -153,7 +153,8 @@ TEST_CASE("every child set holds together", "[operator][children]") {
   }
 }
 
-TEST_CASE("the scheduler calls the extender's Service for every verb", "[operator][children]") {
+TEST_CASE("the scheduler calls the extender beside it, on loopback, for every verb",
+          "[operator][children]") {
   for (bool dra_served : {false, true}) {
     const DeviceConfig dc = Sample();
     ClusterApis apis;
@@ -161,9 +162,14 @@ TEST_CASE("the scheduler calls the extender's Service for every verb", "[operato
     const std::vector<Child> children = DesiredChildren(dc, apis, {});
     const json* cm = Find(children, "ConfigMap", "neuron-scheduler-config");
     const json* sched = Find(children, "Deployment", "neuron-custom-scheduler");
-    const json* ext = Find(children, "Deployment", "neuron-custom-scheduler-extension");
-    const json* svc = Find(children, "Service", "neuron-custom-scheduler-extension");
-    REQUIRE((cm && sched && ext && svc));
+    REQUIRE((cm && sched));
+    // No way in from outside the pod: no Service, no Deployment, no account of its own.
+    for (const Child& c : children) {
+      CAPTURE(c.object["kind"], Name(c.object));
+      CHECK(Name(c.object).find("extension") == std::string::npos);
+      if (c.object["kind"] == "Service") CHECK(Name(c.object) == "neuron-node-metrics");
+      if (c.object["kind"] == "Deployment") CHECK(Name(c.object) == "neuron-custom-scheduler");
+    }
     REQUIRE(cm->at("data").size() == 1);
     const std::string key = cm->at("data").begin().key();
     auto parsed = ParseYamlDocuments(cm->at("data").begin().value().get<std::string>());
@@ -174,19 +180,21 @@ TEST_CASE("the scheduler calls the extender's Service for every verb", "[operato
     CHECK(config["kind"] == "KubeSchedulerConfiguration");
     CHECK(config["profiles"] == json::array({{{"schedulerName", SchedulerProfileName(dc)}}}));
     CHECK(SchedulerProfileName(dc) == "neuron-scheduler");
+    CHECK(config["leaderElection"]["leaderElect"] == true);
+    CHECK(config["leaderElection"]["resourceName"] == "neuron-custom-scheduler");
     CHECK(config["leaderElection"]["resourceNamespace"] == dc.ns);
     const json* lease = Find(children, "Role", "neuron-custom-scheduler-leader-election");
     REQUIRE(lease != nullptr);
     CHECK(lease->at("rules")[1]["resourceNames"][0] == config["leaderElection"]["resourceName"]);
+    CHECK(lease->at("rules")[1]["verbs"] == json::array({"get", "update"}));
 
     REQUIRE(config["extenders"].size() == 1);
     const json& e = config["extenders"][0];
-    CHECK(e["urlPrefix"] ==
-          "http://neuron-custom-scheduler-extension.aws-neuron-operator.svc:12345");
+    CHECK(e["urlPrefix"] == "http://127.0.0.1:12345");
     for (const char* verb : {"filter", "prioritize", "preempt", "bind"}) {
       CHECK(e[std::string(verb) + "Verb"] == verb);
     }
-    CHECK(e["weight"].get<int>() > 0);  // required with prioritizeVerb
+    CHECK(e["weight"] == 5);  // required > 0 with prioritizeVerb
     CHECK(e["nodeCacheCapable"] == true);
     CHECK(e["enableHTTPS"] == false);
     CHECK(e["ignorable"] == false);
@@ -195,20 +203,59 @@ TEST_CASE("the scheduler calls the extender's Service for every verb", "[operato
           json::array({{{"name", "aws.amazon.com/neuron"}, {"ignoredByScheduler", false}},
                        {{"name", "aws.amazon.com/neuroncore"}, {"ignoredByScheduler", false}}}));
 
-    // urlPrefix host and port -> the Service -> its targetPort -> the extender's container.
-    const json& port = svc->at("spec")["ports"][0];
-    CHECK(port["port"] == 12345);
-    const json& ext_pod = ext->at("spec")["template"];
-    for (auto& [k, val] : svc->at("spec")["selector"].items()) {
-      CHECK(ext_pod["metadata"]["labels"].value(k, json()) == val);
-      CHECK(sched->at("spec")["template"]["metadata"]["labels"].value(k, json()) != val);
+    // Two replicas, one leader, preferably on two nodes; the default (rolling) update.
+    const json& spec = sched->at("spec");
+    CHECK(spec["replicas"] == 2);
+    CHECK_FALSE(spec.contains("strategy"));
+    const json& pod = spec["template"]["spec"];
+    const json& terms =
+        pod["affinity"]["podAntiAffinity"]["preferredDuringSchedulingIgnoredDuringExecution"];
+    REQUIRE(terms.size() == 1);
+    CHECK(terms[0]["weight"] == 100);
+    CHECK(terms[0]["podAffinityTerm"]["topologyKey"] == "kubernetes.io/hostname");
+    CHECK(terms[0]["podAffinityTerm"]["labelSelector"]["matchLabels"] ==
+          spec["selector"]["matchLabels"]);
+
+    // The extender: urlPrefix's address is its --listen; it serves this profile, follows this
+    // Lease, exposes no port, and probes itself (httpGet cannot reach loopback).
+    REQUIRE(pod["containers"].size() == 2);
+    const json& ext = pod["containers"][1];
+    CHECK(ext["name"] == "extender");
+    CHECK(ext["image"] == dc.spec.scheduler_extension_image);
+    CHECK(ext["command"] == json::array({"/usr/local/bin/neuron-scheduler-extender"}));
+    CHECK(ext["args"] ==
+          json::array({"--listen=127.0.0.1:12345", "--scheduler-name=" + SchedulerProfileName(dc),
+                       "--leader-lease=" + dc.ns + "/" +
+                           config["leaderElection"]["resourceName"].get<std::string>(),
+                       "--policy=binpack", "--log-json"}));
+    CHECK(e["urlPrefix"] == "http://" + ext["args"][0].get<std::string>().substr(9));
+    CHECK_FALSE(ext.contains("ports"));
+    for (const char* probe : {"readinessProbe", "livenessProbe"}) {
+      CAPTURE(probe);
+      CHECK_FALSE(ext[probe].contains("httpGet"));
+      CHECK(ext[probe]["exec"]["command"][0] == ext["command"][0]);
+      CHECK(ext[probe]["exec"]["command"][1] == ext["args"][0]);
     }
-    const json& ext_ctr = ext_pod["spec"]["containers"][0];
-    CHECK(ext_ctr["ports"][0]["name"] == port["targetPort"]);
-    CHECK(ext_ctr["args"][0] == "--listen=0.0.0.0:" + ext_ctr["ports"][0]["containerPort"].dump());
+    CHECK(ext["readinessProbe"]["exec"]["command"][2] == "--probe=/readyz");
+    CHECK(ext["livenessProbe"]["exec"]["command"][2] == "--probe=/healthz");
+
+    // One account for the pod, holding the extender's ClusterRole too.
+    const json* binding = Find(children, "ClusterRoleBinding",
+                               "aws-neuron-operator-neuron-custom-scheduler-extender");
+    REQUIRE(binding != nullptr);
+    CHECK(binding->at("subjects") == json::array({{{"kind", "ServiceAccount"},
+                                                   {"name", pod["serviceAccountName"]},
+                                                   {"namespace", dc.ns}}}));
+    const json* role =
+        Find(children, "ClusterRole", "aws-neuron-operator-neuron-custom-scheduler-extender");
+    REQUIRE(role != nullptr);
+    CHECK(role->at("rules") ==
+          json::array(
+              {{{"apiGroups", {""}}, {"resources", {"nodes"}}, {"verbs", {"list", "watch"}}},
+               {{"apiGroups", {""}}, {"resources", {"pods"}}, {"verbs", {"get", "list", "watch"}}},
+               {{"apiGroups", {""}}, {"resources", {"pods/binding"}}, {"verbs", {"create"}}}}));
 
     // The scheduler reads the ConfigMap where its --config flag says.
-    const json& pod = sched->at("spec")["template"]["spec"];
     CHECK(pod["volumes"][0]["configMap"]["name"] == Name(*cm));
     const json& cmd = pod["containers"][0]["command"];
     CHECK(cmd[1] ==
@@ -235,8 +282,6 @@ TEST_CASE("images: the spec's, else the operator's defaults", "[operator][childr
   };
   CHECK(image("DaemonSet", "neuron-node-metrics") == "example.com/agent:1");
   CHECK(image("Deployment", "neuron-custom-scheduler") == "example.com/kube-scheduler:1");
-  CHECK(image("Deployment", "neuron-custom-scheduler-extension") ==
-        dc.spec.scheduler_extension_image);
   // Known, the default kube-scheduler is upstream's of the API server's version.
   apis.server_version = KubeVersion{1, 32, 13};
   CHECK(image("Deployment", "neuron-custom-scheduler") ==

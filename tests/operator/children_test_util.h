@@ -123,4 +123,15 @@ inline const json* Find(const std::vector<Child>& children, const std::string& k
   return nullptr;
 }
 
+// The extender runs as a container of the second scheduler's pod (<name>-custom-scheduler).
+inline bool RunsExtender(const std::vector<Child>& children,
+                         const std::string& dc_name = "neuron") {
+  const json* d = Find(children, "Deployment", dc_name + "-custom-scheduler");
+  if (d == nullptr) return false;
+  for (const json& c : d->at("spec")["template"]["spec"]["containers"]) {
+    if (c["name"] == "extender") return true;
+  }
+  return false;
+}
+
 }  // namespace neuron::op::childtest

@@ -77,7 +77,7 @@ TEST_CASE("the emulation sample runs the plugin and agent emulated, with no driv
   CheckEmulated(Find(children, "DaemonSet", "neuron-node-metrics"), "trn1.32xlarge", "32Mi",
                 "96Mi");
   // The scheduler and extender place pods as on real hardware.
-  CHECK(Find(children, "Deployment", "neuron-custom-scheduler-extension") != nullptr);
+  CHECK(childtest::RunsExtender(children));
 }
 
 TEST_CASE("our DRA driver runs emulated too, with the LNC asked for", "[operator][emulation]") {

@@ -173,13 +173,11 @@ TEST_CASE("mixed pools: each side's status counts its own nodes", "[operator][re
   f.DaemonSetReady("neuron-device-plugin", 2);
   f.DaemonSetReady("neuron-dra-driver", 1);
   f.DaemonSetReady("neuron-node-metrics", 3);
-  for (const char* d : {"neuron-custom-scheduler", "neuron-custom-scheduler-extension"}) {
-    const std::string path = kApps + "/deployments/" + d;
-    f.cluster.SetStatus(
-        path, {{"observedGeneration", f.cluster.server.Get(path)["metadata"]["generation"]},
-               {"updatedReplicas", 1},
-               {"availableReplicas", 1}});
-  }
+  const std::string sched = kApps + "/deployments/neuron-custom-scheduler";  // with its extender
+  f.cluster.SetStatus(
+      sched, {{"observedGeneration", f.cluster.server.Get(sched)["metadata"]["generation"]},
+              {"updatedReplicas", 2},
+              {"availableReplicas", 2}});
   f.Pass();
   json dc = f.cluster.GetDc("neuron");
   CAPTURE(dc["status"].dump(2));

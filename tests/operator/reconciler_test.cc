@@ -5,6 +5,7 @@
 #include "lib/operator/reconciler.h"
 
 #include <algorithm>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -119,15 +120,15 @@ void ReportAllReady(Cluster& cluster, int nodes) {
       {"nodesMatchingSelectorNumber", nodes}, {"desiredNumber", nodes}, {"availableNumber", nodes}};
   cluster.SetStatus("/apis/kmm.sigs.x-k8s.io/v1beta1/namespaces/" + ns + "/modules/neuron",
                     {{"moduleLoader", counts}, {"devicePlugin", counts}});
-  for (const char* d : {"neuron-custom-scheduler", "neuron-custom-scheduler-extension"}) {
-    const std::string path = "/apis/apps/v1/namespaces/" + ns + "/deployments/" + d;
-    const json live = cluster.server.Get(path);
-    cluster.SetStatus(path, {{"observedGeneration", live["metadata"]["generation"]},
-                             {"replicas", 1},
-                             {"updatedReplicas", 1},
-                             {"availableReplicas", 1},
-                             {"readyReplicas", 1}});
-  }
+  // The one scheduler Deployment: kube-scheduler and its extender in each of its 2 replicas.
+  const std::string path =
+      "/apis/apps/v1/namespaces/" + ns + "/deployments/neuron-custom-scheduler";
+  const json live = cluster.server.Get(path);
+  cluster.SetStatus(path, {{"observedGeneration", live["metadata"]["generation"]},
+                           {"replicas", 2},
+                           {"updatedReplicas", 2},
+                           {"availableReplicas", 2},
+                           {"readyReplicas", 2}});
   const std::string ds = "/apis/apps/v1/namespaces/" + ns + "/daemonsets/neuron-node-metrics";
   cluster.SetStatus(ds, {{"observedGeneration", cluster.server.Get(ds)["metadata"]["generation"]},
                          {"desiredNumberScheduled", nodes},
@@ -173,6 +174,9 @@ TEST_CASE("status follows the children as they become ready", "[operator][reconc
   CAPTURE(dc["status"].dump(2));
   CHECK(CondStatus(dc, "Ready") == "True");
   CHECK(CondStatus(dc, "SchedulerReady") == "True");
+  CHECK(CondMessage(dc, "SchedulerReady") ==
+        "custom kube-scheduler with its extender: 2 of 2 replicas available");
+  CHECK(dc["status"]["schedulerSummary"] == "2/2");
   CHECK(CondStatus(dc, "MetricsReady") == "True");
   CHECK(dc["status"]["devicePluginSummary"] == "2/2");
 }
@@ -194,6 +198,93 @@ TEST_CASE("the seed README's v1alpha1 sample, read at v1beta1, reaches Ready",
   CAPTURE(dc["status"].dump(2));
   CHECK(CondStatus(dc, "Ready") == "True");
   CHECK(CondStatus(dc, "Degraded") == "False");
+}
+
+// Upgrade from the extender's own Deployment behind a Service: the previous operator's
+// scheduler component, as it rendered it, goes to the new shape in one pass, and what the new
+// shape has no place for (the extender's Deployment, Service, account and ClusterRole with its
+// binding) is deleted.
+TEST_CASE("one pass takes the previous scheduler + extender Service shape to the new one",
+          "[operator][reconcile]") {
+  Fixture f;
+  f.cluster.AddNode("trn-a", SampleNodeLabels());
+  const json created = f.cluster.CreateSample(kSample);
+  const k8s::ResourceRef rbac_role{"rbac.authorization.k8s.io", "v1", "roles", true};
+  const k8s::ResourceRef rbac_binding{"rbac.authorization.k8s.io", "v1", "rolebindings", true};
+  const k8s::ResourceRef cluster_role{"rbac.authorization.k8s.io", "v1", "clusterroles", false};
+  const k8s::ResourceRef cluster_binding{"rbac.authorization.k8s.io", "v1", "clusterrolebindings",
+                                         false};
+  const std::map<std::string, k8s::ResourceRef> refs = {
+      {"ServiceAccount", {"", "v1", "serviceaccounts", true}},
+      {"Service", k8s::resources::kServices},
+      {"ConfigMap", k8s::resources::kConfigMaps},
+      {"Deployment", k8s::resources::kDeployments},
+      {"Role", rbac_role},
+      {"RoleBinding", rbac_binding},
+      {"ClusterRole", cluster_role},
+      {"ClusterRoleBinding", cluster_binding}};
+  auto path = [&](const std::string& kind, const std::string& name) {
+    const k8s::ResourceRef& ref = refs.at(kind);
+    return k8s::ResourcePath(ref, ref.namespaced ? kNs : "", name);
+  };
+  int applied = 0;
+  for (json obj :
+       LoadYaml("tests/operator/testdata/previous-scheduler-with-extender-service.yaml")) {
+    if (obj.is_null()) continue;
+    if (obj["metadata"].contains("ownerReferences")) {
+      obj["metadata"]["ownerReferences"][0]["uid"] = created["metadata"]["uid"];
+    }
+    const k8s::ResourceRef& ref = refs.at(obj["kind"].get<std::string>());
+    auto r = f.cluster.client->Apply(ref, ref.namespaced ? kNs : "", obj, "neuron-operator",
+                                     /*force=*/true);
+    CAPTURE(obj["kind"], obj["metadata"]["name"], r.status().ToString());
+    REQUIRE(r.ok());
+    ++applied;
+  }
+  REQUIRE(applied == 12);
+  const std::vector<std::string> old_only = {
+      path("Deployment", "neuron-custom-scheduler-extension"),
+      path("Service", "neuron-custom-scheduler-extension"),
+      path("ServiceAccount", "neuron-custom-scheduler-extension"),
+      path("ClusterRole", "aws-neuron-operator-neuron-scheduler-extension"),
+      path("ClusterRoleBinding", "aws-neuron-operator-neuron-scheduler-extension")};
+  for (const std::string& p : old_only) REQUIRE_FALSE(f.cluster.server.Get(p).is_null());
+  const json old_config =
+      f.cluster.server.Get(path("ConfigMap", "neuron-scheduler-config"))["data"];
+  REQUIRE(old_config.dump().find(".svc:12345") != std::string::npos);
+
+  f.Pass();
+  for (const std::string& p : old_only) {
+    CAPTURE(p);
+    CHECK(f.cluster.server.Get(p).is_null());
+  }
+  // Every child of the new shape is there as render says, over the old objects of its name.
+  const std::vector<Child> want = f.Desired();
+  for (const Child& c : want) {
+    CAPTURE(Path(c));
+    CHECK(Contains(f.cluster.server.Get(Path(c)), c.object));
+  }
+  const json sched = f.cluster.server.Get(path("Deployment", "neuron-custom-scheduler"));
+  CHECK(sched["spec"]["replicas"] == 2);
+  REQUIRE(sched["spec"]["template"]["spec"]["containers"].size() == 2);
+  CHECK(sched["spec"]["template"]["spec"]["containers"][1]["name"] == "extender");
+  const json config = f.cluster.server.Get(path("ConfigMap", "neuron-scheduler-config"))["data"];
+  CHECK(config.dump().find("urlPrefix: http://127.0.0.1:12345") != std::string::npos);
+  // Nothing owned by the DeviceConfig is left that render does not produce.
+  auto apis = f.reconciler->DiscoverApis();
+  REQUIRE(apis.ok());
+  for (const k8s::ResourceRef& ref : ChildKinds(*apis)) {
+    auto list = f.cluster.client->ListAll(ref, ref.namespaced ? kNs : "",
+                                          {std::string(kOwnerLabel) + "=" + kNs + ".neuron"});
+    REQUIRE(list.ok());
+    for (const json& item : list->items) {
+      const std::string name = item["metadata"]["name"];
+      CAPTURE(ref.resource, name);
+      CHECK(std::any_of(want.begin(), want.end(), [&](const Child& c) {
+        return c.ref.resource == ref.resource && c.object["metadata"]["name"] == name;
+      }));
+    }
+  }
 }
 
 TEST_CASE("deletion removes children in stages and only then the finalizer",

@@ -27,11 +27,13 @@ json AvailableDaemonSet(int n) {
             {"updatedNumberScheduled", n}}}};
 }
 
-json AvailableDeployment() {
-  return {
-      {"metadata", {{"generation", 1}}},
-      {"spec", {{"replicas", 1}}},
-      {"status", {{"observedGeneration", 1}, {"availableReplicas", 1}, {"updatedReplicas", 1}}}};
+json AvailableDeployment(int replicas) {
+  return {{"metadata", {{"generation", 1}}},
+          {"spec", {{"replicas", replicas}}},
+          {"status",
+           {{"observedGeneration", 1},
+            {"availableReplicas", replicas},
+            {"updatedReplicas", replicas}}}};
 }
 
 DeviceConfig Preinstalled() {
@@ -51,8 +53,7 @@ ObservedState AllAvailable() {
   seen.nodes_matching = 3;
   seen.plugin_ds = AvailableDaemonSet(3);
   seen.metrics_ds = AvailableDaemonSet(3);
-  seen.scheduler = AvailableDeployment();
-  seen.extender = AvailableDeployment();
+  seen.scheduler = AvailableDeployment(2);
   return seen;
 }
 
@@ -122,8 +123,8 @@ TEST_CASE("ComputeStatus: one row per situation", "[operator][status]") {
       {"a missing optional API is a warning, not unreadiness",
        [](DeviceConfig&, ObservedState& s) { s.warnings = {"NFD is not installed"}; },
        {{"Ready", "True/AllComponentsReady"}, {"Degraded", "True/OptionalApiMissing"}}},
-      {"an extender not yet available",
-       [](DeviceConfig&, ObservedState& s) { s.extender["status"]["availableReplicas"] = 0; },
+      {"one of the two scheduler replicas (kube-scheduler + extender) not yet available",
+       [](DeviceConfig&, ObservedState& s) { s.scheduler["status"]["availableReplicas"] = 1; },
        {{"SchedulerReady", "False/Progressing"}}},
   };
   for (const Row& row : rows) {
@@ -152,6 +153,8 @@ TEST_CASE("ComputeStatus: Ready names what it waits for", "[operator][status]") 
   CHECK(MessageOf(status, "Ready") == "waiting for DevicePluginReady, MetricsReady");
   CHECK(status["devicePluginSummary"] == "0/3");
   CHECK(status["schedulerSummary"] == "2/2");
+  CHECK(MessageOf(status, "SchedulerReady") ==
+        "custom kube-scheduler with its extender: 2 of 2 replicas available");
 }
 
 TEST_CASE("ComputeStatus: a failed upgrade leads the Degraded message", "[operator][status]") {

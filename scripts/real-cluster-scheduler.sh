@@ -36,12 +36,15 @@ pass() { echo "[$(date +%H:%M:%S)] PASS: $*"; }
 images() {
   for b in neuron-operator neuron-scheduler-extender neuron-node-agent neuron-device-plugin; do
     [ -x "$ROOT/build/bin/$b" ] || die "no build/bin/$b (make build)"
-    "$MAKE_IMAGE" -t "$b:$TAG" "$ROOT/build/bin/$b" >/dev/null
+    # at /usr/local/bin, where the manifests and the operator run them
+    "$MAKE_IMAGE" -t "$b:$TAG" --add "$ROOT/build/bin/$b:/usr/local/bin/$b" \
+      -e "/usr/local/bin/$b" >/dev/null
   done
   # The operator renders kube-scheduler at the API server's own version.
   local v
   v=$(kubectl version -o json | python3 -c 'import json,sys; print(json.load(sys.stdin)["serverVersion"]["gitVersion"])')
-  "$MAKE_IMAGE" -t "registry.k8s.io/kube-scheduler:$v" "$K/bin/kube-scheduler" >/dev/null
+  "$MAKE_IMAGE" -t "registry.k8s.io/kube-scheduler:$v" \
+    --add "$K/bin/kube-scheduler:/usr/local/bin/kube-scheduler" -e /usr/local/bin/kube-scheduler >/dev/null
   log "images imported (tag $TAG, kube-scheduler $v)"
 }
 
@@ -51,8 +54,14 @@ scheduler_pods() {
 }
 
 deploy() {
-  kubectl label node node-1 node.kubernetes.io/instance-type=trn1.32xlarge --overwrite >/dev/null
+  # What the node agent publishes through NFD (the emulated overlay runs no NFD): the extender
+  # models the node as a trn1.32xlarge. Not the instance-type label: it marks a real Neuron
+  # node, which emulated DaemonSets stay off.
+  kubectl label node node-1 feature.node.kubernetes.io/aws-neuron-instance-type=trn1.32xlarge --overwrite >/dev/null
   (cd "$ROOT" && make deploy OVERLAY=emulated IMG="neuron-operator:$TAG")
+  # This kubelet runs with --root-dir=$KUBELET_ROOT (PodResources lives there).
+  kubectl -n $OPNS patch deviceconfig neuron --type=merge \
+    -p "{\"spec\":{\"kubeletRootDir\":\"${KUBELET_ROOT:-/var/lib/kubelet-1.34}\"}}" >/dev/null
   log "waiting for two scheduler pods with both containers ready"
   for _ in $(seq 1 120); do
     local ready

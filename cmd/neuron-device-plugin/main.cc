@@ -6,6 +6,7 @@
 #include <string>
 
 #include "cmd/neuron-device-plugin/dra_mode.h"
+#include "lib/base/fatal_signals.h"
 #include "lib/base/flags.h"
 #include "lib/base/logging.h"
 #include "lib/base/process_init.h"
@@ -118,7 +119,7 @@ absl::Status ApplyFlags(const TextFlags& f, neuron::deviceplugin::AppOptions& op
 }  // namespace
 
 int main(int argc, char** argv) {
-  neuron::InitProcess();
+  neuron::InitProcess("neuron-device-plugin");
   absl::Notification& stop = neuron::ShutdownOnSignals();  // before any thread starts
   neuron::deviceplugin::AppOptions opts;
   neuron::dra::DraAppOptions dra_opts;
@@ -140,11 +141,14 @@ int main(int argc, char** argv) {
     return Fail(std::string(s.message()));
   }
   if (absl::Status s = ApplyFlags(text, opts); !s.ok()) return Fail(std::string(s.message()));
-  if (text.api == "dra") return neuron::cmd::RunDra(opts, std::move(dra_opts), stop);
+  neuron::WatchUnexpectedExit();
+  if (text.api == "dra") {
+    return neuron::LoggedExit(neuron::cmd::RunDra(opts, std::move(dra_opts), stop));
+  }
   neuron::deviceplugin::App app(opts);
   if (absl::Status s = app.Run(stop); !s.ok()) {
     spdlog::critical("neuron-device-plugin: {}", s.ToString());
-    return 1;
+    return neuron::LoggedExit(1);
   }
-  return 0;
+  return neuron::LoggedExit(0);
 }

@@ -15,7 +15,7 @@
 
 // Long on purpose: flag declarations (each one line of --help), then checks and Run.
 int main(int argc, char** argv) {
-  neuron::InitProcess();
+  neuron::InitProcess("neuron-node-agent");
   absl::Notification& shutdown = neuron::ShutdownOnSignals();  // before any thread starts
   // One malloc arena: the agent is low-concurrency, and per-thread arenas holding freed
   // /metrics pages would otherwise double its resident memory (see bench/README.md).

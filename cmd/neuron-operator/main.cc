@@ -27,7 +27,7 @@ int Fail(const std::string& msg) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  neuron::InitProcess();
+  neuron::InitProcess("neuron-operator");
   if (argc > 1 && std::strcmp(argv[1], "render") == 0) {
     return neuron::op::RenderCommand(argc - 2, argv + 2);
   }

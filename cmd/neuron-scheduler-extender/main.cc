@@ -25,7 +25,7 @@ int Fail(const std::string& msg) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  neuron::InitProcess();
+  neuron::InitProcess("neuron-scheduler-extender");
   absl::Notification& stop = neuron::ShutdownOnSignals();  // before any thread starts
   // Eight HTTP threads would each get a malloc arena that keeps its high-water mark (a full
   // Nodes request is tens of MB); two arenas keep RSS near the live set.

@@ -2,9 +2,13 @@
 #include "lib/base/process_init.h"
 
 #include "absl/synchronization/mutex.h"
+#include "lib/base/fatal_signals.h"
 
 namespace neuron {
 
-void InitProcess() { absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore); }
+void InitProcess(const char* program) {
+  absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
+  InstallFatalSignalLogging(program);
+}
 
 }  // namespace neuron

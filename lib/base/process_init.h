@@ -8,6 +8,7 @@ namespace neuron {
 // acquisition updates one global lock-order graph under one global lock, 7x the cost of the
 // locks themselves and a point where all threads serialize. Tests keep it on (it catches
 // lock-order inversions there); shipped binaries do not pay for it.
-void InitProcess();
+// Also installs lib/base/fatal_signals.h's handlers under `program`'s name.
+void InitProcess(const char* program = "neuron");
 
 }  // namespace neuron

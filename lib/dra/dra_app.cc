@@ -14,6 +14,7 @@
 #include "lib/dra/dra_metrics.h"
 #include "lib/dra/inventory_node.h"
 #include "lib/dra/neuron_preparer.h"
+#include "lib/dra/node_resource_check.h"
 #include "lib/dra/slice_publisher.h"
 #include "lib/dra/slice_sync.h"
 #include "lib/httpserver/http_server.h"
@@ -137,6 +138,7 @@ absl::Status DraApp::Run(absl::Notification& stop) {
     return host.status();
   }
   inventory::Watcher& watcher = *(*host)->watcher;
+  CheckNodeResources(**client, opts_.host.node_name).IgnoreError();  // logs what it finds
   DraMetrics metrics;
 
   SlicePublisher publisher(**client, opts_.host.node_name);

@@ -1,0 +1,48 @@
+// File: lib/dra/node_resource_check.cc
+#include "lib/dra/node_resource_check.h"
+
+#include <set>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_join.h"
+#include "lib/k8s/resource.h"
+#include "spdlog/spdlog.h"
+
+namespace neuron::dra {
+
+std::vector<std::string> AdvertisedNeuronResources(const nlohmann::json& node) {
+  std::set<std::string> found;
+  const nlohmann::json* status =
+      node.is_object() && node.contains("status") ? &node["status"] : nullptr;
+  if (status == nullptr || !status->is_object()) return {};
+  for (const char* field : {"allocatable", "capacity"}) {
+    auto it = status->find(field);
+    if (it == status->end() || !it->is_object()) continue;
+    for (const auto& [name, quantity] : it->items()) {
+      if (absl::StartsWith(name, "aws.amazon.com/neuron")) found.insert(name);
+    }
+  }
+  return {found.begin(), found.end()};
+}
+
+absl::StatusOr<std::vector<std::string>> CheckNodeResources(k8s::RestClient& client,
+                                                            const std::string& node_name) {
+  absl::StatusOr<nlohmann::json> node = client.Get(k8s::resources::kNodes, "", node_name);
+  if (!node.ok()) {
+    spdlog::warn("cannot read node={} to check for device-plugin resources error=\"{}\"", node_name,
+                 std::string(node.status().message()));
+    return node.status();
+  }
+  std::vector<std::string> names = AdvertisedNeuronResources(*node);
+  if (!names.empty()) {
+    spdlog::warn(
+        "node={} advertises {} in its status (a device plugin runs here, or ran less than 5 "
+        "minutes ago): pods asking for these as extended resources are counted against that "
+        "capacity by kube-scheduler and are not served through DRA (DRAExtendedResource) on "
+        "this node; claims are served as usual",
+        node_name, absl::StrJoin(names, ","));
+  }
+  return names;
+}
+
+}  // namespace neuron::dra

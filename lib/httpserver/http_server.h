@@ -1,10 +1,10 @@
 // File: lib/httpserver/http_server.h
-// Our HTTP/1.1 server: exact and prefix routes, our own Request/Response types, gzip for
-// clients that take it. Used by every binary (/metrics, /healthz, the node agent's /inventory,
-// the scheduler extender's protocol). Written on plain sockets rather than cpp-httplib: the
-// extender answers kube-scheduler several times per pod, and httplib spent more CPU per
-// exchange than our handlers (a poll before every 4 KiB read and every write, two writes per
-// answer, a regex per route); see bench/README.md.
+// Our HTTP server: exact and prefix routes, our own Request/Response types, gzip for clients
+// that take it. Used by every binary (/metrics, /healthz, the node agent's /inventory, the
+// scheduler extender's protocol). It wraps cpp-httplib's server (issue 29: a maintained HTTP
+// parser rather than our own). The types stay ours so that no other module includes httplib.h,
+// and so that routing (one map lookup, not a regex per route) and compression (gzip at level 1,
+// cached bodies, never brotli) stay under our control.
 #pragma once
 
 #include <functional>
@@ -53,12 +53,14 @@ struct ServerOptions {
   size_t max_body_bytes = 8 << 20;  // larger requests get 413
   int read_timeout_seconds = 10;
   int write_timeout_seconds = 10;
-  // Disable Nagle on accepted connections (answers go out in one write either way).
+  // Disable Nagle: httplib writes an answer's head and body apart, so a kept-alive peer may
+  // otherwise wait ~40 ms (delayed ACK) for the body.
   bool tcp_nodelay = false;
   // Requests served on one kept-alive connection before it is closed; a low value makes a busy
   // client reconnect often (a new TCP handshake and worker hand-off).
   int keep_alive_max_requests = 5;
-  // A kept-alive connection with no request for this long is closed.
+  // A kept-alive connection with no request for this long is closed. It holds one of the
+  // threads meanwhile.
   int idle_timeout_seconds = 5;
 };
 
@@ -78,7 +80,8 @@ class HttpServer {
 
   // Binds synchronously (so a port clash is reported here) and serves on background threads.
   absl::Status Start(const std::string& listen);
-  // Stops accepting, waits for in-flight requests. Idempotent.
+  // Stops accepting, finishes the requests being handled, closes idle kept-alive connections at
+  // once. Idempotent.
   void Stop();
   int port() const;
 

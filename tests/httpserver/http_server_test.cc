@@ -60,6 +60,26 @@ TEST_CASE("HttpServer routes exact paths with query and body", "[httpserver]") {
   CHECK(HttpGet(server.port(), "/echo.q").status == -1);
 }
 
+TEST_CASE("HttpServer routes prefixes, exact paths first, and answers 405 with Allow",
+          "[httpserver]") {
+  HttpServer server;
+  server.Handle("GET", "/debug/nodes/*",
+                [](const Request& r) { return Response::Text(200, "prefix " + r.path); });
+  server.Handle("GET", "/debug/nodes/special",
+                [](const Request&) { return Response::Text(200, "exact"); });
+  server.Handle("POST", "/debug/nodes/special",
+                [](const Request&) { return Response::Text(200, "posted"); });
+  REQUIRE(server.Start("127.0.0.1:0").ok());
+  CHECK(HttpGet(server.port(), "/debug/nodes/n1").body == "prefix /debug/nodes/n1");
+  CHECK(HttpGet(server.port(), "/debug/nodes/a/b").body == "prefix /debug/nodes/a/b");
+  CHECK(HttpGet(server.port(), "/debug/nodes/special").body == "exact");
+  CHECK(HttpPost(server.port(), "/debug/nodes/special", "").body == "posted");
+  // The prefix needs at least one more character.
+  CHECK(HttpGet(server.port(), "/debug/nodes/").status == 404);
+  CHECK(HttpGet(server.port(), "/debug/nodes").status == 404);
+  CHECK(HttpPost(server.port(), "/debug/nodes/n1", "").status == 405);
+}
+
 TEST_CASE("HttpServer turns a throwing handler into a 500 and keeps serving", "[httpserver]") {
   HttpServer server;
   server.Handle("GET", "/boom",

@@ -89,14 +89,14 @@ kind: Pod
 metadata: {name: victim}
 spec:
   schedulerName: nobody
-  containers: [{name: c, image: local/busybox:1.35, imagePullPolicy: Never, command: ["sleep", "3600"]}]
+  containers: [{name: c, image: local/busybox:1.35, imagePullPolicy: Never, command: ["/bin/busybox", "sleep", "3600"]}]
 ---
 apiVersion: v1
 kind: Pod
 metadata: {name: attacker}
 spec:
   terminationGracePeriodSeconds: 1
-  containers: [{name: c, image: local/busybox:1.35, imagePullPolicy: Never, command: ["sleep", "3600"]}]
+  containers: [{name: c, image: local/busybox:1.35, imagePullPolicy: Never, command: ["/bin/busybox", "sleep", "3600"]}]
 YAML
   kubectl -n $TENANT wait --for=condition=Ready pod/attacker --timeout=120s >/dev/null
   local body='{"PodName":"victim","PodNamespace":"'$TENANT'","PodUID":"","Node":"node-1"}'
@@ -133,7 +133,7 @@ spec:
   - name: c
     image: local/busybox:1.35
     imagePullPolicy: Never
-    command: ["sleep", "3600"]
+    command: ["/bin/busybox", "sleep", "3600"]
     resources: {limits: {aws.amazon.com/neuroncore: $2}}
 ---
 YAML

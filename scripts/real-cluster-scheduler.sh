@@ -223,6 +223,8 @@ sys.exit(1 if twice or sum(seen.values()) == 0 else 0)
 }
 
 clean() {
+  # Pods bound to nodes without a kubelet never finish terminating: nobody confirms it.
+  kubectl -n $NS delete pods -l fake=true --force --grace-period=0 >/dev/null 2>&1 || true
   kubectl delete namespace $NS $TENANT --ignore-not-found --wait=true >/dev/null || true
   kubectl delete nodes -l fake=true --ignore-not-found >/dev/null || true
   log "cleaned"

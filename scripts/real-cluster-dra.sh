@@ -90,16 +90,100 @@ spec:
 YAML
 }
 
+# `gated` checks: each expectation that does not hold prints FAIL and makes the run exit 1.
+failures=0
+expect() { # description command...
+  local what=$1; shift
+  if "$@"; then log "PASS: $what"; else log "FAIL: $what"; failures=$((failures + 1)); fi
+}
+driver_pid() { cat "$K/run/neuron-dra.pid" 2>/dev/null; }
+driver_alive() { local p; p=$(driver_pid); [ -n "$p" ] && [ -d "/proc/$p" ]; }
+ready() { kubectl -n $NS wait --for=condition=Ready "pod/$1" --timeout="${2:-120}s" >/dev/null 2>&1; }
+phase_is() { [ "$(kubectl -n $NS get pod "$1" -o jsonpath='{.status.phase}' 2>/dev/null)" = "$2" ]; }
+gone_or_failed() { # pod: deleted (eviction) or Failed, within 60 s
+  for _ in $(seq 1 60); do
+    kubectl -n $NS get pod "$1" >/dev/null 2>&1 || return 0
+    phase_is "$1" Failed && return 0
+    sleep 1
+  done
+  return 1
+}
+claim_devices() { # pod -> allocated device names
+  local claim
+  claim=$(kubectl -n $NS get pod "$1" -o jsonpath='{.status.resourceClaimStatuses[0].resourceClaimName}')
+  kubectl -n $NS get resourceclaim "$claim" -o jsonpath='{range .status.allocation.devices.results[*]}{.device}{" "}{end}'
+}
+cores_of_device0() { # both pods hold one core each of neurondevice0, and not the same one
+  local a b
+  a=$(claim_devices core-a) b=$(claim_devices core-b)
+  echo "    core-a: $a core-b: $b"
+  [[ $a == neurondevice0-core* && $b == neurondevice0-core* && $a != "$b" ]]
+}
+node_advertises_neuron() {
+  local a
+  a=$(kubectl get node "$NODE" -o jsonpath='{.status.allocatable}')
+  [[ $a == *'"aws.amazon.com/neuron"'* ]]
+}
+no_neuron_on_node() { # the DRAExtendedResource precondition (lib/dra/node_resource_check.h)
+  node_advertises_neuron || return 0
+  local cap
+  cap=$(kubectl get node "$NODE" -o jsonpath='{.status.capacity.aws\.amazon\.com/neuron}')
+  if [ "$cap" != 0 ]; then
+    log "node $NODE advertises aws.amazon.com/neuron: $cap: a device plugin runs here; stop it first"
+    return 1
+  fi
+  # A device plugin registered here once: the kubelet keeps the name at 0 for good, and
+  # kube-scheduler counts the pod against it. Remove it, as the README says.
+  log "node $NODE still lists aws.amazon.com/neuron at 0 (a device plugin ran here): removing it from the node's status"
+  kubectl patch node "$NODE" --subresource=status --type=json -p '[
+    {"op":"remove","path":"/status/capacity/aws.amazon.com~1neuron"},
+    {"op":"remove","path":"/status/capacity/aws.amazon.com~1neuroncore"}]' >/dev/null 2>&1 ||
+  kubectl patch node "$NODE" --subresource=status --type=json -p '[
+    {"op":"remove","path":"/status/capacity/aws.amazon.com~1neuron"}]' >/dev/null
+  for _ in $(seq 1 30); do node_advertises_neuron || return 0; sleep 1; done
+  return 1
+}
+taint_on_device0() { # within 5 s of the fault
+  for _ in $(seq 1 50); do
+    kubectl get resourceslices --field-selector spec.driver=neuron.aws.com -o json >"$EMU/slices.json"
+    python3 - "$EMU/slices.json" <<'PY' && return 0
+import json, sys
+for s in json.load(open(sys.argv[1]))["items"]:
+    for d in s["spec"].get("devices", []):
+        if d["name"] == "neurondevice0" and any(t["key"] == "neuron.aws.com/unhealthy" for t in d.get("taints", [])):
+            sys.exit(0)
+sys.exit(1)
+PY
+    sleep 0.1
+  done
+  return 1
+}
+no_taint_left() { # the device healthy again (after the driver's --healthy-after, 30 s)
+  for _ in $(seq 1 90); do
+    # (to a file, not `| grep -q`: under pipefail kubectl's SIGPIPE would read as "no taint")
+    kubectl get resourceslices --field-selector spec.driver=neuron.aws.com -o json >"$EMU/slices.json"
+    grep -q '"neuron.aws.com/unhealthy"' "$EMU/slices.json" || return 0
+    sleep 1
+  done
+  return 1
+}
+same_driver() { [ "$(driver_pid)" = "$1" ] && driver_alive; }
+no_exit_lines() { ! tail -n +"$1" "$K/log/neuron-dra.log" | grep -E 'exiting code=|terminated by|std::terminate|exit\(\) called' ; }
+
 gated() {
-  kubectl create namespace $NS --dry-run=client -o yaml | kubectl apply -f -
-  kubectl apply -f "$ROOT/deploy/dra/deviceclass.yaml" -f "$ROOT/deploy/dra/deviceclass-extended-resource.yaml"
+  failures=0
+  driver_alive || die "the driver is not running: real-cluster-dra.sh driver first"
+  # A fresh namespace, so that runs can follow each other.
+  kubectl delete namespace $NS --ignore-not-found --wait=true >/dev/null
+  kubectl create namespace $NS --dry-run=client -o yaml | kubectl apply -f - >/dev/null
+  kubectl apply -f "$ROOT/deploy/dra/deviceclass.yaml" -f "$ROOT/deploy/dra/deviceclass-extended-resource.yaml" >/dev/null
   kubectl get resourceslices --field-selector spec.driver=neuron.aws.com -o json | python3 -c "
 import json,sys
 items=json.load(sys.stdin)['items']
 devs=[d for s in items for d in s['spec'].get('devices',[])]
 print('slices', len(items), 'devices', len(devs), 'of which cores', sum(1 for d in devs if d['name'].count('-core')),
       'counter sets', sum(len(s['spec'].get('sharedCounters',[])) for s in items))"
-  kubectl apply -f - <<YAML
+  kubectl apply -f - >/dev/null <<YAML
 apiVersion: resource.k8s.io/v1
 kind: ResourceClaimTemplate
 metadata: {name: one-core, namespace: $NS}
@@ -123,18 +207,19 @@ spec:
         - cel: {expression: "device.attributes['neuron.aws.com'].deviceId == 0"}
 ---
 YAML
-  { pod core-a one-core; pod core-b one-core; } | kubectl apply -f -
-  kubectl -n $NS wait --for=condition=Ready pod/core-a pod/core-b --timeout=120s || true
-  pod whole-0 device-0-whole resourceClaimName | kubectl apply -f -
+  { pod core-a one-core; pod core-b one-core; } | kubectl apply -f - >/dev/null
+  expect "core-a and core-b Running" eval 'ready core-a && ready core-b'
+  expect "core-a and core-b share device 0 (one core each)" cores_of_device0
+  pod whole-0 device-0-whole resourceClaimName | kubectl apply -f - >/dev/null
   sleep 5
-  for p in core-a core-b whole-0; do show $p; done
-  log "whole-0 must wait while core-a/core-b hold cores of device 0; deleting them frees it"
-  kubectl -n $NS delete pod core-a core-b --wait=true
-  kubectl -n $NS wait --for=condition=Ready pod/whole-0 --timeout=120s || true
+  expect "whole-0 waits while cores of device 0 are held" phase_is whole-0 Pending
+  kubectl -n $NS delete pod core-a core-b --wait=true >/dev/null
+  expect "whole-0 Running once they are gone" ready whole-0
   show whole-0
 
   log "extended resource: a pod asking aws.amazon.com/neuron: 2, no claim in its spec"
-  kubectl apply -f - <<YAML
+  expect "node $NODE does not advertise aws.amazon.com/neuron" no_neuron_on_node
+  kubectl apply -f - >/dev/null <<YAML
 apiVersion: v1
 kind: Pod
 metadata: {name: extended, namespace: $NS}
@@ -147,30 +232,33 @@ spec:
     command: ["/bin/sh", "-c", "busybox env | busybox sort | busybox grep ^NEURON_ ; busybox ls /dev | busybox grep ^neuron | busybox tr '\\n' ' '; echo; busybox sleep 3600"]
     resources: {limits: {aws.amazon.com/neuron: 2}}
 YAML
-  kubectl -n $NS wait --for=condition=Ready pod/extended --timeout=120s || true
+  expect "extended Running with DRA devices" ready extended
   show extended
-  kubectl -n $NS get pod extended -o jsonpath='{.status.extendedResourceClaimStatus}'; echo
+  echo "    extendedResourceClaimStatus: $(kubectl -n $NS get pod extended -o jsonpath='{.status.extendedResourceClaimStatus}')"
 
   log "fault: uncorrectable ECC error on device 0 (held by whole-0)"
   local f=$EMU/sys/devices/virtual/neuron_device/neuron0/stats/hardware/mem_ecc_uncorrected
-  local t0; t0=$(date +%s%N)
-  echo 1 >"$f"
-  for _ in $(seq 1 100); do
-    # (not `| grep -q`: under pipefail kubectl's SIGPIPE would fail the test)
-    kubectl get resourceslices --field-selector spec.driver=neuron.aws.com -o json >"$EMU/slices.json"
-    grep -q '"neuron.aws.com/unhealthy"' "$EMU/slices.json" && break
-    sleep 0.1
-  done
-  echo "taint visible to kubectl after $(( ($(date +%s%N) - t0) / 1000000 )) ms"
-  kubectl get resourceslices --field-selector spec.driver=neuron.aws.com -o json | python3 -c "
-import json,sys
-for s in json.load(sys.stdin)['items']:
-  for d in s['spec'].get('devices',[]):
-    if d.get('taints'): print('   ', d['name'], d['taints'])" >"$EMU/taints.txt"
-  head -3 "$EMU/taints.txt"
-  sleep 10
-  kubectl -n $NS get pods -o wide
-  kubectl -n $NS get events --field-selector involvedObject.name=whole-0 -o custom-columns=R:.reason,M:.message --no-headers | tail -3
+  local pid t0 line
+  pid=$(driver_pid)
+  line=$(( $(wc -l <"$K/log/neuron-dra.log") + 1 ))
+  t0=$(date +%s%N)
+  echo $(( $(cat "$f") + 1 )) >"$f"
+  expect "taint on neurondevice0 published within 5 s" taint_on_device0
+  echo "    taint visible to kubectl after $(( ($(date +%s%N) - t0) / 1000000 )) ms"
+  expect "whole-0 evicted (NoExecute: the device is broken under it)" gone_or_failed whole-0
+  kubectl -n $NS get events --field-selector involvedObject.name=whole-0 -o custom-columns=R:.reason,M:.message --no-headers | tail -3 | sed 's/^/    event: /'
+  sleep 5
+  expect "the driver still runs (pid $pid)" same_driver "$pid"
+  expect "the driver logged no exit" no_exit_lines "$line"
+  # A lower counter is a new baseline: the device is healthy again after --healthy-after.
+  echo 0 >"$f"
+  expect "device 0 untainted again" no_taint_left
+  kubectl delete namespace $NS --wait=true >/dev/null
+  if [ "$failures" -gt 0 ]; then
+    log "gated: $failures expectation(s) failed"
+    return 1
+  fi
+  log "gated: every expectation held"
 }
 
 show() { # pod

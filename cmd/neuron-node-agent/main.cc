@@ -6,6 +6,7 @@
 #include "lib/agent/app.h"
 #include "lib/base/clock.h"
 #include "lib/base/env.h"
+#include "lib/base/fatal_signals.h"
 #include "lib/base/flags.h"
 #include "lib/base/logging.h"
 #include "lib/base/process_init.h"
@@ -84,7 +85,7 @@ int main(int argc, char** argv) {
   neuron::agent::App app(opts, neuron::Clock::Real());
   if (absl::Status s = app.Run(shutdown); !s.ok()) {
     spdlog::critical("neuron-node-agent failed: {}", s.ToString());
-    return 1;
+    return neuron::LoggedExit(1);
   }
-  return 0;
+  return neuron::LoggedExit(0);
 }

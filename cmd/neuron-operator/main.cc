@@ -10,6 +10,7 @@
 
 #include "cmd/neuron-operator/bundle_command.h"
 #include "cmd/neuron-operator/render_command.h"
+#include "lib/base/fatal_signals.h"
 #include "lib/base/flags.h"
 #include "lib/base/logging.h"
 #include "lib/base/process_init.h"
@@ -77,7 +78,7 @@ int main(int argc, char** argv) {
   neuron::op::App app(opts);
   if (absl::Status s = app.Run(stop); !s.ok()) {
     spdlog::critical("neuron-operator: {}", s.ToString());
-    return 1;
+    return neuron::LoggedExit(1);
   }
-  return 0;
+  return neuron::LoggedExit(0);
 }

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <string>
 
+#include "lib/base/fatal_signals.h"
 #include "lib/base/flags.h"
 #include "lib/base/logging.h"
 #include "lib/base/process_init.h"
@@ -109,7 +110,7 @@ int main(int argc, char** argv) {
   neuron::extender::App app(opts);
   if (absl::Status s = app.Run(stop); !s.ok()) {
     spdlog::critical("neuron-scheduler-extender: {}", s.ToString());
-    return 1;
+    return neuron::LoggedExit(1);
   }
-  return 0;
+  return neuron::LoggedExit(0);
 }

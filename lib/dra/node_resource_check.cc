@@ -4,7 +4,9 @@
 #include <set>
 
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
 #include "lib/k8s/resource.h"
 #include "spdlog/spdlog.h"
 
@@ -35,12 +37,19 @@ absl::StatusOr<std::vector<std::string>> CheckNodeResources(k8s::RestClient& cli
   }
   std::vector<std::string> names = AdvertisedNeuronResources(*node);
   if (!names.empty()) {
+    std::string ops;
+    for (const std::string& n : names) {
+      const std::string path = absl::StrReplaceAll(n, {{"~", "~0"}, {"/", "~1"}});
+      absl::StrAppend(&ops, ops.empty() ? "" : ",", "{\"op\":\"remove\",\"path\":\"/status/capacity/",
+                      path, "\"}");
+    }
     spdlog::warn(
-        "node={} advertises {} in its status (a device plugin runs here, or ran less than 5 "
-        "minutes ago): pods asking for these as extended resources are counted against that "
-        "capacity by kube-scheduler and are not served through DRA (DRAExtendedResource) on "
-        "this node; claims are served as usual",
-        node_name, absl::StrJoin(names, ","));
+        "node={} advertises {} in its status (a device plugin runs here, or once registered "
+        "here: the kubelet keeps the name at 0 for good): kube-scheduler counts pods asking for "
+        "these as extended resources against that capacity instead of serving them through DRA "
+        "(DRAExtendedResource) on this node; claims are served as usual. Once no device plugin "
+        "runs here: kubectl patch node {} --subresource=status --type=json -p '[{}]'",
+        node_name, absl::StrJoin(names, ","), node_name, ops);
   }
   return names;
 }

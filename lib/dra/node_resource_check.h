@@ -3,9 +3,11 @@
 // aws.amazon.com/neuron through DRA only on nodes that do NOT advertise that resource: the
 // scheduler's NodeResourcesFit leaves a request to DRA when the name is missing from the node's
 // status.allocatable, and otherwise counts it there ("Insufficient aws.amazon.com/neuron" when
-// the count is 0). A device plugin that ran on the node leaves the name in place: while it runs,
-// and for five minutes after it stops (the kubelet's endpointStopGracePeriod). The driver checks
-// its Node at start and says so, instead of pods waiting with a message that blames capacity.
+// the count is 0). A device plugin that ever registered on the node leaves the name in place for
+// good: the kubelet (1.34, pkg/kubelet/nodestatus/setters.go) sets a removed device plugin's
+// resource to 0 instead of dropping it, "to indicate that the resource is managed by device
+// plugin". Only removing it from the Node's status clears it. The driver checks its Node at start
+// and says so, with the command, instead of pods waiting with a message that blames capacity.
 #pragma once
 
 #include <string>

@@ -94,6 +94,7 @@ TEST_CASE("neuron-scheduler-extender binary end to end", "[e2e]") {
   CHECK(probe(FreePort()) == 1);
   CHECK(ext.Terminate() == 0);
   CHECK(ext.Log().find("shutting down") != std::string::npos);
+  CHECK(ext.Log().find("exiting code=0") != std::string::npos);
 }
 
 TEST_CASE("neuron-scheduler-extender rejects bad flags with one line", "[e2e]") {

@@ -14,9 +14,10 @@ namespace neuron::dra {
 
 std::vector<std::string> AdvertisedNeuronResources(const nlohmann::json& node) {
   std::set<std::string> found;
-  const nlohmann::json* status =
-      node.is_object() && node.contains("status") ? &node["status"] : nullptr;
-  if (status == nullptr || !status->is_object()) return {};
+  if (!node.is_object()) return {};
+  const auto status_it = node.find("status");
+  if (status_it == node.end() || !status_it->is_object()) return {};
+  const nlohmann::json* status = &*status_it;
   for (const char* field : {"allocatable", "capacity"}) {
     auto it = status->find(field);
     if (it == status->end() || !it->is_object()) continue;
@@ -40,8 +41,8 @@ absl::StatusOr<std::vector<std::string>> CheckNodeResources(k8s::RestClient& cli
     std::string ops;
     for (const std::string& n : names) {
       const std::string path = absl::StrReplaceAll(n, {{"~", "~0"}, {"/", "~1"}});
-      absl::StrAppend(&ops, ops.empty() ? "" : ",", "{\"op\":\"remove\",\"path\":\"/status/capacity/",
-                      path, "\"}");
+      absl::StrAppend(&ops, ops.empty() ? "" : ",",
+                      "{\"op\":\"remove\",\"path\":\"/status/capacity/", path, "\"}");
     }
     spdlog::warn(
         "node={} advertises {} in its status (a device plugin runs here, or once registered "

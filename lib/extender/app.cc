@@ -65,15 +65,7 @@ absl::Status App::Start() {
   // No object cache: the feeds parse each Node and Pod into the view's typed records.
   s.nodes = std::make_unique<ViewFeed>(*client_, s.view, ViewFeed::Source::kNodes);
   s.pods = std::make_unique<ViewFeed>(*client_, s.view, ViewFeed::Source::kPods);
-  if (!opts_.leader_lease.empty()) {
-    absl::StatusOr<std::pair<std::string, std::string>> lease = ParseLeaseName(opts_.leader_lease);
-    if (!lease.ok()) return lease.status();
-    ViewFeed* pods = s.pods.get();
-    s.fence = std::make_unique<LeaderFence>(*client_, lease->first, lease->second,
-                                            [pods] { return pods->Resync(absl::Seconds(60)); });
-    s.fence->Init();  // before the first list: the term that list is fresh for
-    s.service->SetFence(s.fence.get());
-  }
+  if (absl::Status st = StartFence(); !st.ok()) return st;
 
   httpserver::ServerOptions hopts;
   hopts.threads = opts_.threads;
@@ -100,6 +92,23 @@ absl::Status App::Start() {
     httpserver::AddHealthEndpoints(*s.metrics, [this] { return ready(); });
     metrics::ServeMetrics(*s.metrics, {s.registry});
   }
+  return Serve();
+}
+
+absl::Status App::StartFence() {
+  if (opts_.leader_lease.empty()) return absl::OkStatus();
+  absl::StatusOr<std::pair<std::string, std::string>> lease = ParseLeaseName(opts_.leader_lease);
+  if (!lease.ok()) return lease.status();
+  ViewFeed* pods = s_->pods.get();
+  s_->fence = std::make_unique<LeaderFence>(*client_, lease->first, lease->second,
+                                            [pods] { return pods->Resync(absl::Seconds(60)); });
+  s_->fence->Init();  // before the first list: the term that list is fresh for
+  s_->service->SetFence(s_->fence.get());
+  return absl::OkStatus();
+}
+
+absl::Status App::Serve() {
+  State& s = *s_;
   s.nodes->Start();
   s.pods->Start();
   absl::Status st = s.http->Start(opts_.listen);

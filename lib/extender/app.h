@@ -50,6 +50,8 @@ class App {
 
  private:
   struct State;
+  absl::Status StartFence();  // with --leader-lease, before the feeds list
+  absl::Status Serve();       // starts the feeds and the listeners
   AppOptions opts_;
   std::shared_ptr<k8s::RestClient> client_;
   std::unique_ptr<State> s_;

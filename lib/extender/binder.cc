@@ -3,6 +3,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include <utility>
+
 #include "absl/strings/str_cat.h"
 #include "lib/assignment/annotations.h"
 #include "lib/extender/decide.h"
@@ -18,8 +20,8 @@ BindOutcome Outcome(absl::Status s, const char* label, Choice c = {}) {
   return BindOutcome{std::move(s), label, std::move(c), {}};
 }
 
-BindOutcome Refused(const char* reason, std::string message) {
-  return BindOutcome{absl::PermissionDeniedError(std::move(message)), "refused", {}, reason};
+BindOutcome Refused(const char* reason, const std::string& message) {
+  return BindOutcome{absl::PermissionDeniedError(message), "refused", {}, reason};
 }
 
 // The extender's half of the handshake with the device plugin: the choice, not yet allocated.
@@ -30,7 +32,10 @@ json HandshakeAnnotations(const Choice& choice, absl::Time now) {
 }  // namespace
 
 Binder::Binder(k8s::RestClient& client, ClusterView& view, Clock* clock, BindOptions opts)
-    : client_(client), view_(view), clock_(clock ? *clock : Clock::Real()), opts_(opts) {}
+    : client_(client),
+      view_(view),
+      clock_(clock ? *clock : Clock::Real()),
+      opts_(std::move(opts)) {}
 
 absl::StatusOr<PodInfo> Binder::PodToBind(const BindingArgs& args) {
   PodInfo pod;

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <map>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -476,6 +477,17 @@ absl::StatusOr<std::vector<std::string>> WriteEmulatedTree(const std::string& ro
   }
   NEURON_RETURN_IF_ERROR(ei::MakeDirs(ei::Join(root, "sys/bus/pci/devices")));
   NEURON_RETURN_IF_ERROR(ei::MakeDirs(ei::Join(root, kNeuronClassDir)));
+  // Class attributes: what the spec says (an UltraServer node), else what the driver prints on a
+  // node outside any UltraServer.
+  std::map<std::string, std::string> class_attrs = spec.class_attributes;
+  if (class_attrs.empty()) {
+    class_attrs = {{"ultraserver_mode", "\n"},     {"server_id_2", "0000000000000000\n"},
+                   {"server_id_4", "0000000000000000\n"}, {"node_id_2", "-1\n"},
+                   {"node_id_4", "-1\n"}};
+  }
+  for (const auto& [name, body] : class_attrs) {
+    NEURON_RETURN_IF_ERROR(ei::WriteFileAtomic(ei::Join(root, kNeuronClassDir) + "/" + name, body));
+  }
   NEURON_RETURN_IF_ERROR(
       ei::WriteFileAtomic(ei::Join(root, "sys/devices/virtual/dmi/id/sys_vendor"), "Amazon EC2\n"));
   NEURON_RETURN_IF_ERROR(ei::WriteFileAtomic(

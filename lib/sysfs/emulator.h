@@ -20,6 +20,7 @@
 //       PHYSICAL core; with spec.scramble_seed the device-level leaves (device_leaves.h) are
 //       moved to other directories of the device, as a driver with an unknown layout would
 //   sys/class/neuron_device/neuronI -> ../../devices/virtual/neuron_device/neuronI
+//   sys/class/neuron_device/{ultraserver_mode, server_id_{2,4}, node_id_{2,4}} (class_attributes)
 //   dev/neuronI (placeholder regular file)
 //   opt/aws/neuron/logical_nc_config when spec.lnc > 0
 //   sys/devices/virtual/dmi/id/{sys_vendor,product_name} ("Amazon EC2", the instance type), as
@@ -29,6 +30,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -52,6 +54,10 @@ struct EmulationSpec {  // built from a topology::Shape by inventory (or by test
   // opt/aws/neuron/logical_nc_config ("NEURON_LOGICAL_NC_CONFIG=<lnc>"), as EKS user data does;
   // 0 writes no file (the family default applies).
   int lnc = 0;
+  // Files of sys/class/neuron_device/ besides the device links (name -> contents): an
+  // UltraServer node's identity (lib/ultraserver/emulation.h). Empty: the driver's values for a
+  // node outside any UltraServer (empty mode list, zero server ids, node ids -1).
+  std::map<std::string, std::string> class_attributes = {};
 };
 
 // Writes the tree under `root` (created if missing; an existing emulated tree is replaced).

@@ -9,6 +9,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/strings/strip.h"
 #include "lib/base/json_access.h"
+#include "lib/dra/names.h"
 #include "lib/dra/neuron_config.h"
 
 namespace neuron::dra {
@@ -47,25 +48,41 @@ bool ConfigApplies(const json& config, const std::string& request) {
   return false;
 }
 
-// The LNC the configs give `request` (the last applicable NeuronConfig wins); an invalid
-// NeuronConfig fails even if a later one overrides it, since it is a user error either way.
-absl::StatusOr<std::optional<int>> LncFor(const json& configs, const std::string& request,
-                                          absl::string_view driver) {
+// What the configs give one request: the last applicable config of each kind wins.
+struct RequestConfig {
   std::optional<int> lnc;
-  if (!configs.is_array()) return lnc;
+  std::optional<int> ultraserver_set;
+};
+
+// An invalid config fails even if a later one overrides it, since it is a user error either way.
+absl::StatusOr<RequestConfig> ConfigFor(const json& configs, const std::string& request,
+                                        absl::string_view driver) {
+  RequestConfig out;
+  if (!configs.is_array()) {
+    return out;
+  }
   for (const json& config : configs) {
     const json* opaque = Member(config, "opaque");
-    if (opaque == nullptr || StringMember(*opaque, "driver") != driver) continue;
-    if (!ConfigApplies(config, request)) continue;
+    if (opaque == nullptr || StringMember(*opaque, "driver") != driver) {
+      continue;
+    }
+    if (!ConfigApplies(config, request)) {
+      continue;
+    }
     const json& params = MemberOrNull(*opaque, "parameters");
-    absl::StatusOr<NeuronConfig> parsed = ParseNeuronConfig(params.dump());
+    absl::StatusOr<OpaqueConfig> parsed = ParseOpaqueConfig(params.dump());
     if (!parsed.ok()) {
       return absl::InvalidArgumentError(
           absl::StrCat("config for request \"", request, "\": ", parsed.status().message()));
     }
-    if (parsed->logical_neuron_core) lnc = parsed->logical_neuron_core;
+    if (parsed->neuron && parsed->neuron->logical_neuron_core) {
+      out.lnc = parsed->neuron->logical_neuron_core;
+    }
+    if (parsed->ultraserver) {
+      out.ultraserver_set = parsed->ultraserver->ultraserver_mode;
+    }
   }
-  return lnc;
+  return out;
 }
 
 absl::StatusOr<AllocatedDevice> ReadResult(const json& result, size_t i) {
@@ -83,6 +100,38 @@ absl::StatusOr<AllocatedDevice> ReadResult(const json& result, size_t i) {
   return d;
 }
 
+// UltraServerConfig configures the node's place in a set of nodes: only the node device, which
+// stands for the whole node, can carry it.
+absl::Status CheckUltraServerTarget(const AllocatedDevice& d, const RequestConfig& config) {
+  if (!config.ultraserver_set || d.ref.node) {
+    return absl::OkStatus();
+  }
+  return absl::InvalidArgumentError(absl::StrCat(
+      "UltraServerConfig configures request \"", d.request, "\", which was given device ", d.name,
+      "; it applies only to the UltraServer node device (resourceType ", kResourceTypeNode,
+      "): select it with device.attributes['neuron.aws.com'].resourceType == '", kResourceTypeNode,
+      "'"));
+}
+
+// One CDI device per claim carries one environment: requests must agree.
+absl::Status CheckAgreement(const std::string& name, const std::set<std::optional<int>>& lncs,
+                            const std::set<std::optional<int>>& sets) {
+  if (lncs.size() > 1) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "ResourceClaim ", name,
+        ": its requests are configured with different logicalNeuronCore values; one claim's "
+        "containers share one NEURON_LOGICAL_NC_CONFIG"));
+  }
+  if (sets.size() > 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("ResourceClaim ", name,
+                     ": its requests are configured with different UltraServerConfig "
+                     "ultraserverMode values (or some with none); one claim's containers join "
+                     "one UltraServer set"));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<DeviceRef> ParseDeviceName(std::string_view name) {
@@ -90,8 +139,12 @@ absl::StatusOr<DeviceRef> ParseDeviceName(std::string_view name) {
   auto bad = [&] {
     return absl::InvalidArgumentError(absl::StrCat(
         "device \"", full.substr(0, 64),
-        "\" is not one this driver publishes (neurondevice<N> or neurondevice<N>-core<M>)"));
+        "\" is not one this driver publishes (neurondevice<N>, neurondevice<N>-core<M> or ",
+        kNodeDeviceName, ")"));
   };
+  if (full == kNodeDeviceName) {
+    return DeviceRef{0, std::nullopt, true};
+  }
   absl::string_view rest = full;
   if (!absl::ConsumePrefix(&rest, kDevicePrefix)) return bad();
   const size_t infix = rest.find(kCoreInfix);
@@ -122,30 +175,36 @@ absl::StatusOr<ClaimAllocation> ReadClaimAllocation(const json& claim, std::stri
     return absl::FailedPreconditionError(absl::StrCat("ResourceClaim ", name, " is not allocated"));
   }
   ClaimAllocation out;
-  std::set<std::optional<int>> lncs;
+  std::set<std::optional<int>> lncs, sets;
   for (size_t i = 0; i < results.size(); ++i) {
     const json& r = results[i];
-    if (StringMember(r, "driver") != driver) continue;
-    if (StringMember(r, "pool") != pool) continue;
+    if (StringMember(r, "driver") != driver || StringMember(r, "pool") != pool) {
+      continue;
+    }
     absl::StatusOr<AllocatedDevice> d = ReadResult(r, i);
-    if (!d.ok()) return d.status();
-    absl::StatusOr<std::optional<int>> lnc =
-        LncFor(MemberOrNull(devices, "config"), d->request, driver);
-    if (!lnc.ok()) return lnc.status();
-    lncs.insert(*lnc);
-    out.logical_neuron_core = *lnc;
+    if (!d.ok()) {
+      return d.status();
+    }
+    absl::StatusOr<RequestConfig> config =
+        ConfigFor(MemberOrNull(devices, "config"), d->request, driver);
+    if (!config.ok()) {
+      return config.status();
+    }
+    if (absl::Status s = CheckUltraServerTarget(*d, *config); !s.ok()) {
+      return s;
+    }
+    lncs.insert(config->lnc);
+    sets.insert(config->ultraserver_set);
+    out.logical_neuron_core = config->lnc;
+    out.ultraserver_set = config->ultraserver_set;
     out.devices.push_back(*std::move(d));
   }
   if (out.devices.empty()) {
     return absl::FailedPreconditionError(
         absl::StrCat("ResourceClaim ", name, " holds no ", driver, " device of pool ", pool));
   }
-  // One CDI device per claim carries one environment: requests must agree.
-  if (lncs.size() > 1) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "ResourceClaim ", name,
-        ": its requests are configured with different logicalNeuronCore values; one claim's "
-        "containers share one NEURON_LOGICAL_NC_CONFIG"));
+  if (absl::Status s = CheckAgreement(name, lncs, sets); !s.ok()) {
+    return s;
   }
   return out;
 }

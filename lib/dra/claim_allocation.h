@@ -20,11 +20,13 @@
 
 namespace neuron::dra {
 
-// A published device name: "neurondevice3" (whole device) or "neurondevice3-core1" (one
-// logical core of device 3, a partition).
+// A published device name: "neurondevice3" (whole device), "neurondevice3-core1" (one
+// logical core of device 3, a partition) or "neuronnode" (an UltraServer node's device: every
+// device of the node).
 struct DeviceRef {
   int device = 0;
   std::optional<int> core;
+  bool node = false;  // "neuronnode"; device and core unused
   bool operator==(const DeviceRef&) const = default;
 };
 
@@ -42,14 +44,19 @@ struct AllocatedDevice {
 struct ClaimAllocation {
   std::vector<AllocatedDevice> devices;    // ours, in result order
   std::optional<int> logical_neuron_core;  // from the NeuronConfig that applies; nullopt = node's
+  // Nodes of the UltraServer set (1, 2, 4) from the UltraServerConfig that applies; only on the
+  // node device. nullopt = none given.
+  std::optional<int> ultraserver_set;
   bool operator==(const ClaimAllocation&) const = default;
 };
 
 // Errors (the message is what the kubelet shows in the pod's events):
 //   FailedPrecondition: the object's UID is not `uid` (claim deleted and recreated), the claim
 //     is not allocated, or nothing in it is ours on this node;
-//   InvalidArgument: a malformed result, a device name we never publish, or a NeuronConfig that
-//     is not valid (neuron_config.h), or configs giving different LNCs to requests of one claim.
+//   InvalidArgument: a malformed result, a device name we never publish, or a config that is
+//     not valid (neuron_config.h), configs giving different LNCs or UltraServer sets to requests
+//     of one claim, or an UltraServerConfig applying to a request given a device other than the
+//     node device (neuronnode).
 // Never throws.
 absl::StatusOr<ClaimAllocation> ReadClaimAllocation(const nlohmann::json& claim,
                                                     std::string_view uid, std::string_view driver,

@@ -19,6 +19,12 @@ inline constexpr absl::string_view kGroupDomain = "resource.aws.com";
 // resourceType values.
 inline constexpr absl::string_view kResourceTypeDevice = "neuron_device";
 inline constexpr absl::string_view kResourceTypeCore = "neuron_core";  // partitions (ours)
+// The one device of an UltraServer node standing for the whole node (AWS's resourceType).
+inline constexpr absl::string_view kResourceTypeNode = "neuron_node";
+
+// The name of that device. AWS's documentation names only its resourceType; claims select it
+// by resourceType, never by name.
+inline constexpr absl::string_view kNodeDeviceName = "neuronnode";
 
 // Taint key on unhealthy devices (gate DRADeviceTaints).
 inline constexpr absl::string_view kUnhealthyTaintKey = "neuron.aws.com/unhealthy";

@@ -1,3 +1,4 @@
+// File: lib/dra/neuron_config.cc
 #include "lib/dra/neuron_config.h"
 
 #include <set>
@@ -16,8 +17,19 @@ namespace {
 constexpr int kMaxDepth = 8;
 constexpr size_t kMaxQuoted = 40;  // of a bad value, in an error message
 
-absl::Status Invalid(absl::string_view what) {
-  return absl::InvalidArgumentError(absl::StrCat("NeuronConfig: ", what));
+constexpr char kLncField[] = "logicalNeuronCore";
+constexpr char kModeField[] = "ultraserverMode";
+
+// The members as written; values checked once the kind is known.
+struct Fields {
+  std::string api;
+  std::string kind;
+  std::optional<std::string> lnc;   // raw JSON
+  std::optional<std::string> mode;  // raw JSON
+};
+
+absl::Status Invalid(absl::string_view prefix, absl::string_view what) {
+  return absl::InvalidArgumentError(absl::StrCat(prefix, ": ", what));
 }
 
 std::string Shown(absl::string_view raw) {
@@ -25,60 +37,171 @@ std::string Shown(absl::string_view raw) {
                                   : absl::StrCat(raw.substr(0, kMaxQuoted), "...");
 }
 
-absl::Status ReadLnc(JsonScanner& s, std::optional<int>* lnc) {
-  std::string_view std_raw;
-  if (!s.Skip(&std_raw)) return Invalid(s.error().message());
-  const absl::string_view raw(std_raw.data(), std_raw.size());
+// A plain decimal in `allowed` ("+1", "1.0", "\"1\"" are not).
+std::optional<int> AllowedInt(absl::string_view raw, std::initializer_list<int> allowed) {
   int v = 0;
-  if (!absl::SimpleAtoi(raw, &v) || (v != 1 && v != 2) || raw.front() == '+') {
-    return Invalid(absl::StrCat("logicalNeuronCore must be 1 or 2, got ", Shown(raw)));
+  if (raw.empty() || raw.front() == '+' || !absl::SimpleAtoi(raw, &v)) {
+    return std::nullopt;
   }
-  *lnc = v;
+  for (int a : allowed) {
+    if (v == a) {
+      return v;
+    }
+  }
+  return std::nullopt;
+}
+
+absl::Status ReadRaw(JsonScanner& s, std::optional<std::string>* out, absl::string_view prefix) {
+  std::string_view raw;
+  if (!s.Skip(&raw)) {
+    return Invalid(prefix, s.error().message());
+  }
+  *out = std::string(raw);
   return absl::OkStatus();
 }
 
-absl::Status ReadField(JsonScanner& s, const std::string& key, std::string* api, std::string* kind,
-                       std::optional<int>* lnc) {
-  if (key == "logicalNeuronCore") return ReadLnc(s, lnc);
-  std::string* out = key == "apiVersion" ? api : key == "kind" ? kind : nullptr;
+absl::Status ReadField(JsonScanner& s, const std::string& key, Fields& f,
+                       absl::string_view prefix) {
+  if (key == kLncField) {
+    return ReadRaw(s, &f.lnc, prefix);
+  }
+  if (key == kModeField) {
+    return ReadRaw(s, &f.mode, prefix);
+  }
+  std::string* out = key == "apiVersion" ? &f.api : key == "kind" ? &f.kind : nullptr;
   if (out == nullptr) {
-    return Invalid(absl::StrCat("unknown field \"", Shown(key), "\"",
-                                key == "ultraserverMode" ? " (a field of UltraServerConfig)" : ""));
+    return Invalid(prefix, absl::StrCat("unknown field \"", Shown(key), "\""));
   }
-  if (!s.ReadString(out)) return Invalid(absl::StrCat(key, " must be a string"));
+  if (!s.ReadString(out)) {
+    return Invalid(prefix, absl::StrCat(key, " must be a string"));
+  }
   return absl::OkStatus();
 }
 
-absl::Status Expect(absl::string_view field, absl::string_view got, absl::string_view want) {
-  if (got == want) return absl::OkStatus();
-  if (got.empty()) return Invalid(absl::StrCat(field, " is missing (want \"", want, "\")"));
-  return Invalid(absl::StrCat(field, " must be \"", want, "\", got \"", Shown(got), "\""));
-}
-
-}  // namespace
-
-absl::StatusOr<NeuronConfig> ParseNeuronConfig(std::string_view json_bytes) {
+absl::StatusOr<Fields> Scan(std::string_view json_bytes, absl::string_view prefix) {
   JsonScanner s(json_bytes, kMaxDepth);
   JsonScanner::Type type;
   if (!s.Peek(&type) || type != JsonScanner::Type::kObject || !s.EnterObject()) {
-    return Invalid("parameters must be a JSON object");
+    return Invalid(prefix, "parameters must be a JSON object");
   }
-  std::string api, kind;
-  std::optional<int> lnc;
+  Fields f;
   std::set<std::string> seen;
   std::string_view key_view;
   while (s.NextMember(&key_view)) {
     const std::string key(key_view);  // the view dies with the next call
-    if (!seen.insert(key).second) return Invalid(absl::StrCat("duplicate field \"", key, "\""));
-    if (absl::Status st = ReadField(s, key, &api, &kind, &lnc); !st.ok()) return st;
+    if (!seen.insert(key).second) {
+      return Invalid(prefix, absl::StrCat("duplicate field \"", key, "\""));
+    }
+    if (absl::Status st = ReadField(s, key, f, prefix); !st.ok()) {
+      return st;
+    }
   }
   if (!s.ok() || !s.AtEnd()) {
     return Invalid(
-        absl::StrCat("not valid JSON: ", s.ok() ? "trailing data" : s.error().message()));
+        prefix, absl::StrCat("not valid JSON: ", s.ok() ? "trailing data" : s.error().message()));
   }
-  if (absl::Status st = Expect("apiVersion", api, kConfigApiVersion); !st.ok()) return st;
-  if (absl::Status st = Expect("kind", kind, kNeuronConfigKind); !st.ok()) return st;
-  return NeuronConfig{lnc};
+  return f;
+}
+
+absl::Status CheckApiVersion(const Fields& f, absl::string_view prefix) {
+  if (f.api == kConfigApiVersion) {
+    return absl::OkStatus();
+  }
+  if (f.api.empty()) {
+    return Invalid(prefix,
+                   absl::StrCat("apiVersion is missing (want \"", kConfigApiVersion, "\")"));
+  }
+  return Invalid(prefix, absl::StrCat("apiVersion must be \"", kConfigApiVersion, "\", got \"",
+                                      Shown(f.api), "\""));
+}
+
+absl::StatusOr<NeuronConfig> AsNeuronConfig(const Fields& f) {
+  const absl::string_view prefix = kNeuronConfigKind;
+  if (f.mode) {
+    return Invalid(prefix, absl::StrCat("unknown field \"", kModeField,
+                                        "\" (a field of UltraServerConfig, a config entry of "
+                                        "its own)"));
+  }
+  NeuronConfig c;
+  if (f.lnc) {
+    c.logical_neuron_core = AllowedInt(*f.lnc, {1, 2});
+    if (!c.logical_neuron_core) {
+      return Invalid(prefix, absl::StrCat("logicalNeuronCore must be 1 or 2, got ", Shown(*f.lnc)));
+    }
+  }
+  return c;
+}
+
+absl::StatusOr<UltraServerConfig> AsUltraServerConfig(const Fields& f) {
+  const absl::string_view prefix = kUltraServerConfigKind;
+  if (f.lnc) {
+    return Invalid(prefix, absl::StrCat("unknown field \"", kLncField,
+                                        "\" (a field of NeuronConfig, a config entry of its own)"));
+  }
+  if (!f.mode) {
+    return Invalid(prefix, "ultraserverMode is missing (the nodes in the set: 1, 2 or 4)");
+  }
+  const std::optional<int> mode = AllowedInt(*f.mode, {1, 2, 4});
+  if (!mode) {
+    return Invalid(prefix, absl::StrCat("ultraserverMode (the nodes in the set) must be 1, 2 or 4, "
+                                        "got ",
+                                        Shown(*f.mode)));
+  }
+  return UltraServerConfig{*mode};
+}
+
+}  // namespace
+
+absl::StatusOr<OpaqueConfig> ParseOpaqueConfig(std::string_view json_bytes) {
+  constexpr absl::string_view kPrefix = "neuron.aws.com config";
+  absl::StatusOr<Fields> f = Scan(json_bytes, kPrefix);
+  if (!f.ok()) {
+    return f.status();
+  }
+  const absl::string_view prefix = f->kind.empty() ? kPrefix : absl::string_view(f->kind);
+  if (absl::Status s = CheckApiVersion(*f, prefix); !s.ok()) {
+    return s;
+  }
+  OpaqueConfig out;
+  if (f->kind == kNeuronConfigKind) {
+    absl::StatusOr<NeuronConfig> c = AsNeuronConfig(*f);
+    if (!c.ok()) {
+      return c.status();
+    }
+    out.neuron = *c;
+    return out;
+  }
+  if (f->kind == kUltraServerConfigKind) {
+    absl::StatusOr<UltraServerConfig> c = AsUltraServerConfig(*f);
+    if (!c.ok()) {
+      return c.status();
+    }
+    out.ultraserver = *c;
+    return out;
+  }
+  return Invalid(kPrefix,
+                 f->kind.empty()
+                     ? "kind is missing (want \"NeuronConfig\" or \"UltraServerConfig\")"
+                     : absl::StrCat("kind must be \"NeuronConfig\" or \"UltraServerConfig\", "
+                                    "got \"",
+                                    Shown(f->kind), "\""));
+}
+
+absl::StatusOr<NeuronConfig> ParseNeuronConfig(std::string_view json_bytes) {
+  constexpr absl::string_view kPrefix = kNeuronConfigKind;
+  absl::StatusOr<Fields> f = Scan(json_bytes, kPrefix);
+  if (!f.ok()) {
+    return f.status();
+  }
+  if (absl::Status s = CheckApiVersion(*f, kPrefix); !s.ok()) {
+    return s;
+  }
+  if (f->kind != kNeuronConfigKind) {
+    return Invalid(kPrefix, f->kind.empty() ? "kind is missing (want \"NeuronConfig\")"
+                                            : absl::StrCat("kind must be \"NeuronConfig\", got \"",
+                                                           Shown(f->kind), "\""));
+  }
+  return AsNeuronConfig(*f);
 }
 
 }  // namespace neuron::dra

@@ -44,9 +44,11 @@ json Claim(json results, json config = json::array()) {
 TEST_CASE("device names: whole devices and core partitions only", "[dra][claim]") {
   CHECK(*ParseDeviceName("neurondevice0") == DeviceRef{0, std::nullopt});
   CHECK(*ParseDeviceName("neurondevice15-core3") == DeviceRef{15, 3});
-  for (const char* bad : {"", "neurondevice", "neurondevice-1", "neurondevice01", "neurondevice3-",
-                          "neurondevice3-core", "neurondevice3-core01", "neurondevice3x", "gpu0",
-                          "neurondevice99999999", "neurondevice3-core1-core2"}) {
+  CHECK(*ParseDeviceName("neuronnode") == DeviceRef{0, std::nullopt, true});
+  for (const char* bad :
+       {"", "neurondevice", "neurondevice-1", "neurondevice01", "neurondevice3-",
+        "neurondevice3-core", "neurondevice3-core01", "neurondevice3x", "gpu0",
+        "neurondevice99999999", "neurondevice3-core1-core2", "neuronnode0", "neuronnode-core1"}) {
     INFO(bad);
     CHECK(absl::IsInvalidArgument(ParseDeviceName(bad).status()));
   }
@@ -133,6 +135,60 @@ TEST_CASE("bad claims are clear errors", "[dra][claim]") {
       CHECK_FALSE(ReadClaimAllocation(junk, kUid, kDriver, kPool).ok());
     }
   }
+}
+
+json UltraServer(int nodes, json requests = json::array()) {
+  return {{"source", "FromClaim"},
+          {"requests", std::move(requests)},
+          {"opaque",
+           {{"driver", kDriver},
+            {"parameters",
+             {{"apiVersion", "neuron.aws.com/v1"},
+              {"kind", "UltraServerConfig"},
+              {"ultraserverMode", nodes}}}}}};
+}
+
+TEST_CASE("AWS's us-and-lnc-config: UltraServerConfig and NeuronConfig on the node device",
+          "[dra][claim]") {
+  const json claim =
+      Claim({Result("neurons", "neuronnode")}, {UltraServer(2, {"neurons"}), Lnc(1, {"neurons"})});
+  auto alloc = ReadClaimAllocation(claim, kUid, kDriver, kPool);
+  REQUIRE(alloc.ok());
+  REQUIRE(alloc->devices.size() == 1);
+  CHECK(alloc->devices[0].ref.node);
+  CHECK(alloc->ultraserver_set == 2);
+  CHECK(alloc->logical_neuron_core == 1);
+  // The later entry of a kind wins, as for NeuronConfig.
+  auto later = ReadClaimAllocation(
+      Claim({Result("neurons", "neuronnode")}, {UltraServer(2), UltraServer(4, {"neurons"})}), kUid,
+      kDriver, kPool);
+  REQUIRE(later.ok());
+  CHECK(later->ultraserver_set == 4);
+  // Without UltraServerConfig the node device is just the whole node.
+  auto plain = ReadClaimAllocation(Claim({Result("neurons", "neuronnode")}), kUid, kDriver, kPool);
+  REQUIRE(plain.ok());
+  CHECK_FALSE(plain->ultraserver_set.has_value());
+}
+
+TEST_CASE("UltraServerConfig on an ordinary device or differing between requests is refused",
+          "[dra][claim]") {
+  auto on_device = ReadClaimAllocation(Claim({Result("a", "neurondevice2")}, {UltraServer(4)}),
+                                       kUid, kDriver, kPool);
+  REQUIRE(absl::IsInvalidArgument(on_device.status()));
+  CHECK_THAT(std::string(on_device.status().message()),
+             Catch::Contains("applies only to the UltraServer node device (resourceType "
+                             "neuron_node)"));
+  auto differ = ReadClaimAllocation(Claim({Result("a", "neuronnode"), Result("b", "neuronnode")},
+                                          {UltraServer(4, {"a"}), UltraServer(2, {"b"})}),
+                                    kUid, kDriver, kPool);
+  REQUIRE(absl::IsInvalidArgument(differ.status()));
+  CHECK_THAT(std::string(differ.status().message()),
+             Catch::Contains("different UltraServerConfig ultraserverMode values"));
+  auto bad = ReadClaimAllocation(Claim({Result("a", "neuronnode")}, {UltraServer(3)}), kUid,
+                                 kDriver, kPool);
+  REQUIRE(absl::IsInvalidArgument(bad.status()));
+  CHECK_THAT(std::string(bad.status().message()),
+             Catch::Contains("config for request \"a\": UltraServerConfig: ultraserverMode"));
 }
 
 }  // namespace

@@ -73,5 +73,59 @@ TEST_CASE("anything but one JSON object is refused") {
   CHECK_THAT(Error(std::string(100000, '{')), Catch::Contains("NeuronConfig"));
 }
 
+std::string OpaqueError(std::string_view in) {
+  absl::StatusOr<OpaqueConfig> c = ParseOpaqueConfig(in);
+  REQUIRE_FALSE(c.ok());
+  CHECK(c.status().code() == absl::StatusCode::kInvalidArgument);
+  return std::string(c.status().message());
+}
+
+TEST_CASE("AWS's UltraServerConfig parses: ultraserverMode is the number of nodes") {
+  for (int nodes : {1, 2, 4}) {
+    const std::string in = R"({"apiVersion": "neuron.aws.com/v1", "kind": "UltraServerConfig",
+        "ultraserverMode": )" +
+                           std::to_string(nodes) + "}";
+    absl::StatusOr<OpaqueConfig> c = ParseOpaqueConfig(in);
+    REQUIRE(c.ok());
+    CHECK_FALSE(c->neuron.has_value());
+    REQUIRE(c->ultraserver.has_value());
+    CHECK(c->ultraserver->ultraserver_mode == nodes);
+  }
+  absl::StatusOr<OpaqueConfig> lnc = ParseOpaqueConfig(
+      R"({"apiVersion": "neuron.aws.com/v1", "kind": "NeuronConfig", "logicalNeuronCore": 1})");
+  REQUIRE(lnc.ok());
+  CHECK_FALSE(lnc->ultraserver.has_value());
+  REQUIRE(lnc->neuron.has_value());
+  CHECK(lnc->neuron->logical_neuron_core == 1);
+}
+
+TEST_CASE("bad UltraServerConfigs name the field, the value and what is allowed") {
+  const std::string head = R"({"apiVersion": "neuron.aws.com/v1", "kind": "UltraServerConfig", )";
+  CHECK_THAT(OpaqueError(head + R"("ultraserverMode": 3})"),
+             Catch::Contains("ultraserverMode (the nodes in the set) must be 1, 2 or 4, got 3"));
+  CHECK_THAT(OpaqueError(head + R"("ultraserverMode": "4"})"), Catch::Contains("got \"4\""));
+  CHECK_THAT(OpaqueError(head + R"("ultraserverMode": 4.0})"), Catch::Contains("got 4.0"));
+  CHECK_THAT(OpaqueError(head + R"("ultraserverMode": +4})"), Catch::Contains("JSON value"));
+  CHECK_THAT(OpaqueError(R"({"apiVersion": "neuron.aws.com/v1", "kind": "UltraServerConfig"})"),
+             Catch::Contains("ultraserverMode is missing"));
+  CHECK_THAT(OpaqueError(head + R"("ultraserverMode": 4, "logicalNeuronCore": 1})"),
+             Catch::Contains("UltraServerConfig: unknown field \"logicalNeuronCore\""));
+  CHECK_THAT(OpaqueError(head + R"("ultraserverMode": 4, "ultraServerMode": 4})"),
+             Catch::Contains("unknown field \"ultraServerMode\""));
+  CHECK_THAT(OpaqueError(head + R"("ultraserverMode": 4, "ultraserverMode": 2})"),
+             Catch::Contains("duplicate field \"ultraserverMode\""));
+  CHECK_THAT(OpaqueError(R"({"apiVersion": "neuron.aws.com/v1", "kind": "NeuronConfig",
+      "ultraserverMode": 4})"),
+             Catch::Contains("NeuronConfig: unknown field \"ultraserverMode\""));
+  CHECK_THAT(OpaqueError(R"({"apiVersion": "neuron.aws.com/v1", "kind": "GpuConfig"})"),
+             Catch::Contains("kind must be \"NeuronConfig\" or \"UltraServerConfig\""));
+  CHECK_THAT(OpaqueError(R"({"apiVersion": "neuron.aws.com/v2", "kind": "UltraServerConfig",
+      "ultraserverMode": 4})"),
+             Catch::Contains("apiVersion must be \"neuron.aws.com/v1\""));
+  CHECK_THAT(OpaqueError(R"({"apiVersion": "neuron.aws.com/v1", "ultraserverMode": 4})"),
+             Catch::Contains("kind is missing"));
+  CHECK_THAT(OpaqueError("[]"), Catch::Contains("parameters must be a JSON object"));
+}
+
 }  // namespace
 }  // namespace neuron::dra

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "lib/base/status_macros.h"
 #include "lib/dra/names.h"
+#include "lib/dra/node_device.h"
 #include "lib/dra/slice_devices.h"
 #include "lib/topology/node_topology.h"
 
@@ -18,6 +19,7 @@ namespace {
 constexpr int kMaxDevicesPerSlice = 128;
 constexpr int kMaxSharedCountersPerSlice = 32;
 constexpr int kMaxDeviceCountersPerSlice = 1024;
+constexpr size_t kMaxConsumptionsPerDevice = 32;
 constexpr size_t kMaxAttributeValue = 64;
 constexpr size_t kMaxObjectName = 253;
 
@@ -76,6 +78,48 @@ std::string SliceName(absl::string_view node_name, size_t index) {
   return base + suffix;
 }
 
+size_t CounterConsumptions(const ResourceSliceModel& s) {
+  size_t n = 0;
+  for (const SliceDevice& d : s.devices) {
+    n += d.consumes_counters.size();
+  }
+  return n;
+}
+
+// The node device of an UltraServer node (resource_slice.h): in the first slice with room, with
+// counters only when every counter set is in that one slice and the API's limits hold.
+void AddNodeDevice(const internal::NodeContext& ctx, const SliceOptions& options,
+                   std::vector<ResourceSliceModel>& slices) {
+  std::vector<int> published;
+  for (int d = 0; d < ctx.topology.devices; ++d) {
+    if (!Published(*ctx.node, options, d)) {
+      return;  // a hidden device: the node is not whole
+    }
+    published.push_back(d);
+  }
+  const ResourceSliceModel& first = slices.front();
+  const bool consume = options.partitionable && slices.size() == 1 &&
+                       first.devices.size() < static_cast<size_t>(kMaxDevicesPerSlice) &&
+                       published.size() <= kMaxConsumptionsPerDevice &&
+                       CounterConsumptions(first) + published.size() <=
+                           static_cast<size_t>(kMaxDeviceCountersPerSlice);
+  std::optional<SliceDevice> device = internal::NodeDevice(ctx, published, consume);
+  if (!device) {
+    return;
+  }
+  for (ResourceSliceModel& s : slices) {
+    if (s.devices.size() < static_cast<size_t>(kMaxDevicesPerSlice)) {
+      s.devices.push_back(*std::move(device));
+      return;
+    }
+  }
+  ResourceSliceModel extra = first;
+  extra.name = SliceName(ctx.node->node_name, slices.size());
+  extra.devices = {*std::move(device)};
+  extra.shared_counters.clear();
+  slices.push_back(std::move(extra));
+}
+
 }  // namespace
 
 absl::StatusOr<std::vector<ResourceSliceModel>> BuildResourceSlices(const NodeDeviceInfo& node,
@@ -103,6 +147,7 @@ absl::StatusOr<std::vector<ResourceSliceModel>> BuildResourceSlices(const NodeDe
     }
     slices.push_back(std::move(s));
   }
+  AddNodeDevice(ctx, options, slices);
   for (ResourceSliceModel& s : slices) s.resource_slice_count = static_cast<int64_t>(slices.size());
   return slices;
 }

@@ -12,17 +12,38 @@
 //     at most 128 devices and 32 counters per slice: the pool is split into several slices.
 //   device_taints (gate DRADeviceTaints): unhealthy devices (and their partitions) are published
 //     with a taint neuron.aws.com/unhealthy=<reason>; without the gate they are left out.
+//
+// UltraServer nodes (NodeDeviceInfo::ultraserver set) also publish one device "neuronnode",
+// resourceType neuron_node, that stands for the whole node (AWS's UltraServer templates claim it
+// with an UltraServerConfig; node_device.h lists its attributes). It must never be held together
+// with any of the node's devices or partitions:
+//   partitionable on, and the whole pool fits one slice (trn2u at LNC 2: 16 devices + 64 cores +
+//     the node device): it consumes every device's whole counter set, so the scheduler itself
+//     keeps the node device and the devices apart;
+//   otherwise (gate off: the API server drops counters; or LNC 1 with partitions, 144 devices,
+//     more than one slice holds, and counters only count within their slice): no counters; the
+//     scheduler may allocate both, and NodePrepareResources refuses whichever claim comes second
+//     while the other is prepared (neuron_preparer.h), so its pod waits with that error in its
+//     events until the other claim is unprepared.
+// The node device shares the fate of every device: hidden when one is hidden, tainted (the
+// worst effect) when one is tainted.
+//
+// Every device also carries networkNodeLayer1..3 when the node's labels give them
+// (node_labels.h).
 #ifndef NEURON_LIB_DRA_RESOURCE_SLICE_H_
 #define NEURON_LIB_DRA_RESOURCE_SLICE_H_
 
+#include <array>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "lib/topology/shapes.h"
+#include "lib/ultraserver/identity.h"
 
 namespace neuron::dra {
 
@@ -101,6 +122,10 @@ struct NodeDeviceInfo {
   std::string dra_driver_version;          // ours
   std::map<int, DeviceHealth> health;      // device index -> health; absent = healthy
   std::map<int, std::string> efa_bdfs;     // device index -> paired EFA PCI address (optional)
+  // The node's place in its UltraServer (lib/ultraserver); nullopt = not an UltraServer node.
+  std::optional<ultraserver::Identity> ultraserver;
+  // EC2 instance topology, network node layers 1..3 from the Node's labels; "" = unknown.
+  std::array<std::string, 3> network_node_layers;
 };
 
 // InvalidArgument for a missing shape or node name, an LNC the family does not support, or an

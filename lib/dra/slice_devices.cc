@@ -11,19 +11,37 @@ constexpr size_t kLabelValueMax = 63;
 
 bool IsAlnum(char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; }
 
-// Attributes a whole device and its partitions share.
-std::map<std::string, AttributeValue> CommonAttributes(const NodeContext& ctx, int device) {
-  const GridPosition pos = PositionOf(ctx.topology, device);
-  return {
-      {"deviceId", AttributeValue::Int(device)},
+}  // namespace
+
+std::map<std::string, AttributeValue> NodeAttributes(const NodeContext& ctx) {
+  std::map<std::string, AttributeValue> out = {
       {"instanceType", AttributeValue::String(ctx.node->shape->instance_type)},
       // Strings, not versions: AWS's templates compare with string literals ('2.24.7.0' is not
       // semver), and one name must have one type on every node.
       {"neuronDriverVersion", AttributeValue::String(ctx.node->neuron_driver_version)},
       {"draDriverVersion", AttributeValue::String(ctx.node->dra_driver_version)},
+  };
+  for (size_t i = 0; i < ctx.node->network_node_layers.size(); ++i) {
+    if (!ctx.node->network_node_layers[i].empty()) {
+      out["networkNodeLayer" + std::to_string(i + 1)] =
+          AttributeValue::String(ctx.node->network_node_layers[i]);
+    }
+  }
+  return out;
+}
+
+namespace {
+
+// Attributes a whole device and its partitions share.
+std::map<std::string, AttributeValue> CommonAttributes(const NodeContext& ctx, int device) {
+  const GridPosition pos = PositionOf(ctx.topology, device);
+  std::map<std::string, AttributeValue> out = NodeAttributes(ctx);
+  out.insert({
+      {"deviceId", AttributeValue::Int(device)},
       {"topology_x", AttributeValue::Int(pos.x)},
       {"topology_y", AttributeValue::Int(pos.y)},
-  };
+  });
+  return out;
 }
 
 void AddGroupAttributes(const NodeContext& ctx, int device, SliceDevice& out) {

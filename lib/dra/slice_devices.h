@@ -3,6 +3,7 @@
 #ifndef NEURON_LIB_DRA_SLICE_DEVICES_H_
 #define NEURON_LIB_DRA_SLICE_DEVICES_H_
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -20,6 +21,10 @@ struct NodeContext {
   DeviceGroups groups;
   bool partitionable;
 };
+
+// What every device of the node carries: instanceType, the driver versions and the network node
+// layers the node's labels give.
+std::map<std::string, AttributeValue> NodeAttributes(const NodeContext& ctx);
 
 SliceDevice WholeDevice(const NodeContext& ctx, int device);
 std::vector<SliceDevice> CorePartitions(const NodeContext& ctx, int device);

@@ -254,5 +254,139 @@ TEST_CASE("attribute values render in the API's one-of form") {
   CHECK(AttributeJson(AttributeValue::Version("1.2.3")) == json{{"version", "1.2.3"}});
 }
 
+// node 2 of UltraServer "bog79p1y8tetj5uu", pair "ygml2651y0lwdd46" (node 0 of it).
+ultraserver::Identity UltraServerNode() {
+  ultraserver::Identity id;
+  id.modes = {1, 2, 4};
+  id.server_id_4 = "bog79p1y8tetj5uu";
+  id.node_id_4 = 2;
+  id.server_id_2 = "ygml2651y0lwdd46";
+  id.node_id_2 = 0;
+  return id;
+}
+
+const SliceDevice* Find(const std::vector<ResourceSliceModel>& slices, const std::string& name) {
+  for (const ResourceSliceModel& s : slices) {
+    for (const SliceDevice& d : s.devices) {
+      if (d.name == name) {
+        return &d;
+      }
+    }
+  }
+  return nullptr;
+}
+
+TEST_CASE("an UltraServer node publishes the node device with its set attributes") {
+  NodeDeviceInfo n = Node("trn2u.48xlarge");
+  n.ultraserver = UltraServerNode();
+  const auto slices = Build(n);
+  REQUIRE(slices.size() == 1);
+  REQUIRE(slices[0].devices.size() == 17);
+  const json j = ResourceSliceJson(slices[0], ResourceApi::kV1);
+  const json& node = j["spec"]["devices"][16];
+  CHECK(node["name"] == "neuronnode");
+  CHECK(node["attributes"] == json::parse(R"({
+      "resourceType": {"string": "neuron_node"},
+      "instanceType": {"string": "trn2u.48xlarge"},
+      "neuronDriverVersion": {"string": "2.24.7.0"},
+      "draDriverVersion": {"string": "0.1.0"},
+      "ultraserverModes": {"string": "1_2_4"},
+      "ultraserverServerId4": {"string": "bog79p1y8tetj5uu"},
+      "ultraserverNodeId4": {"int": 2},
+      "ultraserverServerId2": {"string": "ygml2651y0lwdd46"},
+      "ultraserverNodeId2": {"int": 0}})"));
+  CHECK_FALSE(node.contains("consumesCounters"));  // gate off: exclusive at prepare instead
+  CHECK_FALSE(node.contains("capacity"));
+  // The ordinary devices are unchanged.
+  CHECK(j["spec"]["devices"][3]["attributes"]["resourceType"] == json{{"string", "neuron_device"}});
+
+  // A node supporting only X1 (no set ids) still has the node device, without set attributes.
+  n.ultraserver = ultraserver::Identity{};
+  n.ultraserver->modes = {4};
+  const auto alone_slices = Build(n);
+  const SliceDevice* alone = Find(alone_slices, "neuronnode");
+  REQUIRE(alone != nullptr);
+  CHECK(alone->attributes.at("ultraserverModes") == AttributeValue::String("4"));
+  CHECK(alone->attributes.count("ultraserverServerId4") == 0);
+}
+
+TEST_CASE("no node device without an UltraServer identity (trn1, trn2u outside a server)") {
+  for (const char* type : {"trn1.32xlarge", "trn2u.48xlarge", "trn2.48xlarge"}) {
+    INFO(type);
+    for (bool partitionable : {false, true}) {
+      CHECK(Find(Build(Node(type), {.partitionable = partitionable}), "neuronnode") == nullptr);
+    }
+  }
+}
+
+TEST_CASE("partitionable: the node device consumes every device's whole counter set") {
+  NodeDeviceInfo n = Node("trn2u.48xlarge");  // LNC 2: 4 cores per device
+  n.ultraserver = UltraServerNode();
+  const auto slices = Build(n, {.partitionable = true});
+  REQUIRE(slices.size() == 1);
+  CHECK(slices[0].devices.size() == 16 + 64 + 1);
+  std::map<std::string, int64_t> by_node, by_others, available;
+  for (const CounterSet& c : slices[0].shared_counters) available[c.name] = c.counters.at("cores");
+  for (const SliceDevice& d : slices[0].devices) {
+    for (const CounterConsumption& c : d.consumes_counters) {
+      REQUIRE(available.count(c.counter_set) == 1);
+      (d.name == "neuronnode" ? by_node : by_others)[c.counter_set] += c.counters.at("cores");
+    }
+  }
+  REQUIRE(available.size() == 16);
+  CHECK(by_node == available);  // the node device takes everything: nothing else fits beside it
+  for (const auto& [set, cores] : available) CHECK(by_others[set] == 2 * cores);
+  const SliceDevice* node = Find(slices, "neuronnode");
+  REQUIRE(node != nullptr);
+  CHECK(node->consumes_counters.size() <= 32);
+
+  // LNC 1: 144 devices need two slices, and counters only count within one: no counters.
+  n.lnc = 1;
+  const auto split = Build(n, {.partitionable = true});
+  REQUIRE(split.size() == 2);
+  const SliceDevice* node1 = Find(split, "neuronnode");
+  REQUIRE(node1 != nullptr);
+  CHECK(node1->consumes_counters.empty());
+  for (const ResourceSliceModel& s : split) {
+    CHECK(s.devices.size() <= 128);
+    CHECK(s.resource_slice_count == 2);
+  }
+}
+
+TEST_CASE("the node device shares every device's fate") {
+  NodeDeviceInfo n = Node("trn2u.48xlarge");
+  n.ultraserver = UltraServerNode();
+  n.health[5] = {false, "DMA_ERROR", false, absl::InfinitePast()};
+  CHECK(Find(Build(n), "neuronnode") == nullptr);  // a hidden device: the node is not whole
+  const auto tainted_slices = Build(n, {.device_taints = true});
+  const SliceDevice* tainted = Find(tainted_slices, "neuronnode");
+  REQUIRE(tainted != nullptr);
+  REQUIRE(tainted->taints.size() == 1);
+  CHECK(tainted->taints[0].effect == TaintEffect::kNoSchedule);
+  n.health[9] = {false, "uncorrectable", true, absl::InfinitePast()};
+  const auto evicting_slices = Build(n, {.device_taints = true});
+  const SliceDevice* evicting = Find(evicting_slices, "neuronnode");
+  REQUIRE(evicting != nullptr);
+  REQUIRE(evicting->taints.size() == 1);
+  CHECK(evicting->taints[0].effect == TaintEffect::kNoExecute);
+}
+
+TEST_CASE("network node layers from the node's labels are on every device") {
+  NodeDeviceInfo n = Node("trn2u.48xlarge");
+  n.ultraserver = UltraServerNode();
+  n.network_node_layers = {"nn-e50490a237cb0f01a", "nn-2ab4", ""};
+  const auto slices = Build(n, {.partitionable = true});
+  for (const ResourceSliceModel& s : slices) {
+    for (const SliceDevice& d : s.devices) {
+      INFO(d.name);
+      CHECK(d.attributes.at("networkNodeLayer1") == AttributeValue::String("nn-e50490a237cb0f01a"));
+      CHECK(d.attributes.at("networkNodeLayer2") == AttributeValue::String("nn-2ab4"));
+      CHECK(d.attributes.count("networkNodeLayer3") == 0);  // unknown: left out
+      CHECK(d.attributes.size() + d.capacity.size() <= 32);
+    }
+  }
+  CHECK(Build(Node("trn1.2xlarge"))[0].devices[0].attributes.count("networkNodeLayer1") == 0);
+}
+
 }  // namespace
 }  // namespace neuron::dra

@@ -47,6 +47,9 @@ nlohmann::json Env(const ClaimDevices& claim) {
   if (claim.logical_nc_config) {
     env.push_back(absl::StrCat("NEURON_LOGICAL_NC_CONFIG=", *claim.logical_nc_config));
   }
+  for (const auto& [name, value] : claim.env) {
+    env.push_back(absl::StrCat(name, "=", value));
+  }
   return env;
 }
 

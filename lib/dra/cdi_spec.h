@@ -10,6 +10,7 @@
 
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -32,6 +33,8 @@ struct ClaimDevices {
   std::optional<int> logical_nc_config;  // NEURON_LOGICAL_NC_CONFIG; nullopt = unset
   // Host node behind every /dev/neuronN; "" = the same path. Emulated nodes use "/dev/null".
   std::string device_host_path;
+  // Further variables, in order (an UltraServer claim's five, ultraserver_placement.h).
+  std::vector<std::pair<std::string, std::string>> env;
 };
 
 // "neuron.aws.com/device=<claim uid>": what NodePrepareResources reports for the claim.

@@ -13,6 +13,7 @@
 #include "absl/time/time.h"
 #include "lib/base/status_macros.h"
 #include "lib/dra/cdi_spec.h"
+#include "lib/dra/names.h"
 #include "spdlog/spdlog.h"
 
 namespace neuron::dra {
@@ -49,19 +50,38 @@ absl::StatusOr<Checkpoint> LoadOrSetAside(const std::string& path) {
 }
 
 // The devices' indices in ascending order: the order the runtime numbers them in a container.
-std::vector<int> DeviceIndices(const ClaimAllocation& alloc) {
+// The node device stands for all `node_devices`.
+std::vector<int> DeviceIndices(const ClaimAllocation& alloc, int node_devices) {
   std::set<int> set;
-  for (const AllocatedDevice& d : alloc.devices) set.insert(d.ref.device);
+  for (const AllocatedDevice& d : alloc.devices) {
+    if (!d.ref.node) {
+      set.insert(d.ref.device);
+      continue;
+    }
+    for (int i = 0; i < node_devices; ++i) {
+      set.insert(i);
+    }
+  }
   return {set.begin(), set.end()};
 }
 
 // NEURON_RT_VISIBLE_CORES in container numbering (the device plugin's default): the container
 // sees only its /dev/neuronN nodes, numbered 0..k-1 by ascending N, each with
 // `cores_per_device` logical cores.
-std::vector<int> VisibleCores(const ClaimAllocation& alloc, int cores_per_device) {
-  const std::vector<int> indices = DeviceIndices(alloc);
+std::vector<int> VisibleCores(const ClaimAllocation& alloc, int node_devices,
+                              int cores_per_device) {
+  const std::vector<int> indices = DeviceIndices(alloc, node_devices);
   std::set<int> cores;
+  if (std::any_of(alloc.devices.begin(), alloc.devices.end(),
+                  [](const AllocatedDevice& d) { return d.ref.node; })) {
+    for (size_t c = 0; c < indices.size() * cores_per_device; ++c) {
+      cores.insert(static_cast<int>(c));
+    }
+  }
   for (const AllocatedDevice& d : alloc.devices) {
+    if (d.ref.node) {
+      continue;
+    }
     const int rank = static_cast<int>(
         std::lower_bound(indices.begin(), indices.end(), d.ref.device) - indices.begin());
     if (d.ref.core) {
@@ -74,6 +94,9 @@ std::vector<int> VisibleCores(const ClaimAllocation& alloc, int cores_per_device
 }
 
 bool Overlaps(const DeviceRef& a, const DeviceRef& b) {
+  if (a.node || b.node) {
+    return true;  // the node device holds every device and core of the node
+  }
   return a.device == b.device && (!a.core || !b.core || *a.core == *b.core);
 }
 
@@ -100,6 +123,9 @@ absl::StatusOr<int> EffectiveLnc(const ClaimAllocation& alloc, const NodeFacts& 
 absl::Status CheckOnNode(const ClaimAllocation& alloc, const NodeFacts& node, int lnc) {
   const int node_cores = node.node_lnc > 0 ? node.physical_cores_per_device / node.node_lnc : 0;
   for (const AllocatedDevice& d : alloc.devices) {
+    if (d.ref.node) {
+      continue;  // every device there is
+    }
     if (d.ref.device >= node.devices || (d.ref.core && *d.ref.core >= node_cores)) {
       return absl::FailedPreconditionError(absl::StrCat("device ", d.name, " is not on this node (",
                                                         node.devices, " devices, ", node_cores,
@@ -112,16 +138,38 @@ absl::Status CheckOnNode(const ClaimAllocation& alloc, const NodeFacts& node, in
   return absl::OkStatus();
 }
 
+// The runtime's UltraServer variables when the claim carries an UltraServerConfig.
+absl::StatusOr<std::vector<std::pair<std::string, std::string>>> ClaimUltraServerEnv(
+    const ClaimAllocation& alloc, const NodeFacts& node, const NeuronPreparerOptions& o) {
+  if (!alloc.ultraserver_set) {
+    return std::vector<std::pair<std::string, std::string>>{};
+  }
+  NEURON_ASSIGN_OR_RETURN(ultraserver::SetMember m,
+                          PlaceInSet(*alloc.ultraserver_set, o.node_name, node.ultraserver));
+  return UltraServerEnv(m, o.node_name, o.rank0_host);
+}
+
 // What the claim's containers get: its device nodes, their cores and the LNC.
 ClaimDevices CdiEdits(const std::string& uid, const ClaimAllocation& alloc, const NodeFacts& node,
                       int lnc, const std::string& device_host_path) {
-  ClaimDevices cdi{uid, DeviceIndices(alloc),
-                   VisibleCores(alloc, node.physical_cores_per_device / lnc), std::nullopt,
-                   device_host_path};
+  ClaimDevices cdi{uid,
+                   DeviceIndices(alloc, node.devices),
+                   VisibleCores(alloc, node.devices, node.physical_cores_per_device / lnc),
+                   std::nullopt,
+                   device_host_path,
+                   {}};
   // Set on LNC-capable chips (the runtime's default there may differ from the node's), and
   // whenever the claim asks.
   if (node.lnc2_supported || alloc.logical_neuron_core) cdi.logical_nc_config = lnc;
   return cdi;
+}
+
+std::string NodeDeviceNote() {
+  return absl::StrCat(
+      " (", kNodeDeviceName,
+      ", the UltraServer node device, stands for every device of the node; unless its slice "
+      "carries counters for that (partitionable devices), the scheduler may allocate both: this "
+      "claim waits until the other is unprepared)");
 }
 
 }  // namespace
@@ -209,6 +257,10 @@ absl::StatusOr<std::vector<PreparedDevice>> NeuronPreparer::PrepareOne(const Cla
   if (!lnc.ok()) return WithContext(lnc.status(), what);
   if (absl::Status s = CheckOnNode(alloc, *node, *lnc); !s.ok()) return WithContext(s, what);
   NEURON_RETURN_IF_ERROR(CheckNoOverlap(claim.uid, alloc));
+  auto us_env = ClaimUltraServerEnv(alloc, *node, options_);
+  if (!us_env.ok()) return WithContext(us_env.status(), what);
+  ClaimDevices edits = CdiEdits(claim.uid, alloc, *node, *lnc, options_.device_host_path);
+  edits.env = *std::move(us_env);
 
   PreparedClaim& record = checkpoint_.claims[claim.uid];
   record = PreparedClaim{claim.ns, claim.name, ClaimState::kPreparing, {}};
@@ -218,9 +270,7 @@ absl::StatusOr<std::vector<PreparedDevice>> NeuronPreparer::PrepareOne(const Cla
   // "preparing" is on disk before the CDI file exists.
   const absl::Status saved = Save();
   absl::StatusOr<std::string> cdi_id =
-      saved.ok() ? WriteCdiSpec(options_.cdi_dir,
-                                CdiEdits(claim.uid, alloc, *node, *lnc, options_.device_host_path))
-                 : absl::StatusOr<std::string>(saved);
+      saved.ok() ? WriteCdiSpec(options_.cdi_dir, edits) : absl::StatusOr<std::string>(saved);
   if (!cdi_id.ok()) {
     (void)RemoveCdiSpec(options_.cdi_dir, claim.uid);
     checkpoint_.claims.erase(claim.uid);
@@ -252,7 +302,8 @@ absl::Status NeuronPreparer::CheckNoOverlap(const std::string& uid,
         // before the scheduler gave it to this one. Its retry succeeds once it has.
         return absl::UnavailableError(absl::StrCat(
             "device ", d.name, " is still prepared for ResourceClaim ", other.namespace_name, "/",
-            other.name, " (", held.device, "); not handing it out twice"));
+            other.name, " (", held.device, "); not handing it out twice",
+            d.ref.node || held_ref->node ? NodeDeviceNote() : ""));
       }
     }
   }

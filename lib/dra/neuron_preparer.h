@@ -6,6 +6,11 @@
 //              else read the claim, check it against the node and against the other prepared
 //              claims (a device is never handed out twice), record "preparing", write the CDI
 //              spec, record "prepared", answer.
+// The UltraServer node device (neuronnode) hands out every device of the node: it overlaps every
+// device and partition, so a claim on it and a claim on any of them are never prepared together
+// (the scheduler keeps them apart itself only with partitionable counters, resource_slice.h; the
+// later one waits here with an Unavailable error the kubelet retries). Its UltraServerConfig
+// adds the runtime's five variables (ultraserver_placement.h).
 //   unprepare: remove the CDI spec (by claim UID, so also for claims a lost checkpoint forgot),
 //              drop the record. Unknown claims succeed: the kubelet must be able to finish.
 // A crash between the steps leaves a "preparing" record and perhaps a CDI file; the kubelet's
@@ -25,6 +30,7 @@
 #include "lib/dra/checkpoint.h"
 #include "lib/dra/claim_allocation.h"
 #include "lib/dra/claim_preparer.h"
+#include "lib/dra/ultraserver_placement.h"
 #include "nlohmann/json.hpp"
 
 namespace neuron::dra {
@@ -43,6 +49,7 @@ struct NodeFacts {
   int physical_cores_per_device = 0;  // as the driver reports (before LNC)
   int node_lnc = 1;                   // the LNC the node's slices were published with
   bool lnc2_supported = false;        // LNC 2 is possible on this chip (Trainium2+)
+  UltraServerFacts ultraserver;       // the node's UltraServer identity, if any
 };
 
 struct NeuronPreparerOptions {
@@ -53,6 +60,8 @@ struct NeuronPreparerOptions {
   // Host node behind each /dev/neuronN in the container; "" = itself. Emulation: /dev/null.
   std::string device_host_path;
   std::function<absl::StatusOr<NodeFacts>()> node_facts;
+  // Finds the Node holding node id 0 of an UltraServer set (ultraserver_peers.h); may be empty.
+  Rank0Lookup rank0_host;
 };
 
 class NeuronPreparer final : public ClaimPreparer {

@@ -67,7 +67,7 @@ ClaimRef Ref(const std::string& uid) { return {"ml", "claim-" + uid, uid}; }
 
 struct Env {
   // trn2-like by default: 16 devices, 8 physical cores, LNC 2.
-  NodeFacts node{16, 8, 2, true};
+  NodeFacts node{16, 8, 2, true, {}};
   TempDir dir;
   MapSource source;
   std::string cdi_dir() const { return dir.path() + "/cdi"; }
@@ -141,7 +141,7 @@ TEST_CASE("a claim's NeuronConfig sets the LNC of whole devices", "[dra][prepare
 
 TEST_CASE("chips without LNC get no LNC variable", "[dra][prepare]") {
   Env env;
-  env.node = {16, 2, 1, false};  // trn1
+  env.node = {16, 2, 1, false, {}};  // trn1
   env.source.claims["u1"] = Claim("u1", {"neurondevice1"});
   auto p = env.Make();
   REQUIRE(p->Prepare({Ref("u1")}).at("u1").ok());
@@ -225,7 +225,7 @@ TEST_CASE("bad claims fail with a reason and leave nothing behind", "[dra][prepa
   CHECK(fs::is_empty(env.cdi_dir()));
 
   Env trn1;
-  trn1.node = {16, 2, 1, false};
+  trn1.node = {16, 2, 1, false, {}};
   trn1.source.claims["u"] = Claim("u", {"neurondevice0"}, 2);
   auto q = trn1.Make();
   auto lnc2 = q->Prepare({Ref("u")}).at("u");

@@ -14,9 +14,11 @@
 #include "lib/dra/dra_metrics.h"
 #include "lib/dra/inventory_node.h"
 #include "lib/dra/neuron_preparer.h"
+#include "lib/dra/node_extras.h"
 #include "lib/dra/node_resource_check.h"
 #include "lib/dra/slice_publisher.h"
 #include "lib/dra/slice_sync.h"
+#include "lib/dra/ultraserver_peers.h"
 #include "lib/httpserver/http_server.h"
 #include "lib/k8s/client_factory.h"
 #include "lib/metrics/exposition.h"
@@ -80,16 +82,42 @@ void ServeHttp(httpserver::HttpServer& http, const std::string& listen, const Dr
   spdlog::info("serving metrics listen={} port={}", listen, http.port());
 }
 
-// The preparer's options; node facts come from the watcher's latest scan at each claim.
-NeuronPreparerOptions PreparerOptions(const DraAppOptions& o, inventory::Watcher& watcher) {
+// The preparer's options; node facts come from the watcher's latest scan and the UltraServer
+// identity read at each claim; the rank-0 node of an UltraServer set from the API.
+NeuronPreparerOptions PreparerOptions(const DraAppOptions& o, inventory::Watcher& watcher,
+                                      NodeExtras& extras, k8s::RestClient& client) {
   NeuronPreparerOptions p;
   p.driver_name = o.plugin.driver_name;
   p.node_name = o.host.node_name;
   p.cdi_dir = o.cdi_root;
   p.checkpoint_path = (std::filesystem::path(o.state_dir) / "checkpoint.json").string();
   if (!o.host.emulate.empty()) p.device_host_path = inventory::kEmulatedDeviceNode;
-  p.node_facts = [&watcher] { return NodeFactsFromInventory(watcher.Current()); };
+  p.node_facts = [&watcher, &extras]() -> absl::StatusOr<NodeFacts> {
+    absl::StatusOr<NodeFacts> f = NodeFactsFromInventory(watcher.Current());
+    if (f.ok()) {
+      f->ultraserver = extras.UltraServer();
+    }
+    return f;
+  };
+  p.rank0_host = [&client](const ultraserver::SetMember& m) { return FindRank0Host(client, m); };
   return p;
+}
+
+// The node's slices from the watcher's latest scan, its UltraServer identity and its labels.
+std::function<absl::StatusOr<std::vector<ResourceSliceModel>>()> SliceSource(
+    const DraAppOptions& o, inventory::Watcher& watcher, NodeExtras& extras) {
+  const SliceOptions sopts{o.partitionable, o.device_taints, 1};
+  return [&o, &watcher, &extras, sopts]() -> absl::StatusOr<std::vector<ResourceSliceModel>> {
+    absl::StatusOr<NodeDeviceInfo> node =
+        NodeDeviceInfoFromInventory(watcher.Current(), o.host.node_name, o.version);
+    if (!node.ok()) {
+      return node.status();
+    }
+    if (absl::Status s = extras.Fill(*node); !s.ok()) {
+      return s;
+    }
+    return BuildResourceSlices(*node, sopts);
+  };
 }
 
 absl::Status CheckOptions(const DraAppOptions& o) {
@@ -141,15 +169,9 @@ absl::Status DraApp::Run(absl::Notification& stop) {
   CheckNodeResources(**client, opts_.host.node_name).IgnoreError();  // logs what it finds
   DraMetrics metrics;
 
+  NodeExtras extras(*(*host)->fs, **client, opts_.host.node_name);
   SlicePublisher publisher(**client, opts_.host.node_name);
-  const SliceOptions sopts{opts_.partitionable, opts_.device_taints, 1};
-  SliceSync sync(publisher,
-                 [&]() -> absl::StatusOr<std::vector<ResourceSliceModel>> {
-                   absl::StatusOr<NodeDeviceInfo> node = NodeDeviceInfoFromInventory(
-                       watcher.Current(), opts_.host.node_name, opts_.version);
-                   if (!node.ok()) return node.status();
-                   return BuildResourceSlices(*node, sopts);
-                 },
+  SliceSync sync(publisher, SliceSource(opts_, watcher, extras),
                  {opts_.resync, {}, [&metrics](const absl::Status& s, int64_t generation) {
                     metrics.Published(s.ok(), generation);
                   }});
@@ -158,7 +180,7 @@ absl::Status DraApp::Run(absl::Notification& stop) {
 
   ApiClaimSource claims(**client);
   absl::StatusOr<std::unique_ptr<NeuronPreparer>> preparer =
-      NeuronPreparer::Create(PreparerOptions(opts_, watcher), claims);
+      NeuronPreparer::Create(PreparerOptions(opts_, watcher, extras, **client), claims);
   if (!preparer.ok()) {
     NotifyOnce(stop);
     return preparer.status();

@@ -3,11 +3,13 @@
 // on the fake apiserver, a fault written into the emulated sysfs becoming a taint (gate on) or
 // the device leaving the slice (gate off) and recovering, a claim prepared and unprepared
 // through the fake kubelet's NodePrepareResources with its CDI file, /readyz and /metrics.
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
 
 #include "lib/dra/cdi_spec.h"
+#include "lib/ultraserver/emulation.h"
 #include "nlohmann/json.hpp"
 #include "tests/dra/dra_app_env.h"
 #include "tests/testing/http_get.h"
@@ -40,6 +42,8 @@ TEST_CASE("the DRA driver publishes the emulated node's devices and becomes read
   REQUIRE(d0.is_object());
   CHECK(d0["attributes"]["neuronDriverVersion"]["string"] == "2.30.2.0");  // the emulated default
   CHECK(d0["attributes"]["instanceType"]["string"] == "trn2.48xlarge");
+  CHECK(env.Device("neuronnode").is_null());                    // no UltraServer node
+  CHECK_FALSE(d0["attributes"].contains("networkNodeLayer1"));  // the Node has no such label
   REQUIRE(env.kubelet().WaitForRegistrations(1, kStartup));
   REQUIRE(Eventually([&] { return HttpGet(env.metrics_port(), "/readyz").status == 200; }));
   CHECK(HttpGet(env.metrics_port(), "/healthz").status == 200);
@@ -120,6 +124,100 @@ TEST_CASE("a claim allocated in the API is prepared with its CDI spec and unprep
   REQUIRE(unprepared.ok());
   CHECK(unprepared->at(uid).empty());
   CHECK_FALSE(std::filesystem::exists(file));
+}
+
+json UltraServerClaimConfig(int nodes) {
+  return json::array({{{"source", "FromClaim"},
+                       {"requests", {"neuron"}},
+                       {"opaque",
+                        {{"driver", "neuron.aws.com"},
+                         {"parameters",
+                          {{"apiVersion", "neuron.aws.com/v1"},
+                           {"kind", "UltraServerConfig"},
+                           {"ultraserverMode", nodes}}}}}}});
+}
+
+std::vector<std::string> CdiEnv(const DraAppEnv& env, const std::string& uid) {
+  const json spec = ReadJson(env.cdi_root() + "/" + CdiSpecFileName(uid));
+  return spec["devices"][0]["containerEdits"].value("env", std::vector<std::string>{});
+}
+
+bool Has(const std::vector<std::string>& env, const std::string& var) {
+  return std::find(env.begin(), env.end(), var) != env.end();
+}
+
+std::string Trimmed(std::string s) {
+  while (!s.empty() && s.back() == '\n') {
+    s.pop_back();
+  }
+  return s;
+}
+
+// Node 2 of emulated UltraServer "us-a" (trn2u.48xlarge), its Node labelled with EC2 network
+// layers; node 0 of its set of 4 is another Node in the API, labelled as AWS labels it.
+TEST_CASE("an UltraServer node publishes neuronnode and prepares AWS's UltraServer claims",
+          "[dra][app][e2e][ultraserver]") {
+  DraAppEnv env({.shape = "trn2u.48xlarge",
+                 .resync = absl::Milliseconds(200),
+                 .node_labels = {{"topology.k8s.aws/network-node-layer-1", "nn-1111"},
+                                 {"topology.k8s.aws/network-node-layer-2", "nn-2222"},
+                                 {"topology.k8s.aws/network-node-layer-3", "nn-3333"}}});
+  REQUIRE(env.Start());
+  REQUIRE(Eventually([&] { return env.Slice().is_object(); }, kStartup));
+  auto node = ultraserver::ParseEmulatedNode("us-a:2");
+  REQUIRE(node.ok());
+  const auto files = ultraserver::EmulatedClassAttributes(*node);
+  REQUIRE(env.WriteClassAttributes(files));
+  REQUIRE(Eventually([&] { return env.Device("neuronnode").is_object(); }, absl::Seconds(10)));
+  const json a = env.Device("neuronnode")["attributes"];
+  const std::string server4 = Trimmed(files.at("server_id_4"));
+  CHECK(a["resourceType"]["string"] == "neuron_node");
+  CHECK(a["instanceType"]["string"] == "trn2u.48xlarge");
+  CHECK(a["ultraserverModes"]["string"] == "1_2_4");
+  CHECK(a["ultraserverServerId4"]["string"] == server4);
+  CHECK(a["ultraserverNodeId4"]["int"] == 2);
+  CHECK(a["ultraserverNodeId2"]["int"] == 0);
+  CHECK(a["networkNodeLayer3"]["string"] == "nn-3333");
+  CHECK(env.Device("neurondevice0")["attributes"]["networkNodeLayer1"]["string"] == "nn-1111");
+
+  REQUIRE(env.apiserver()
+              .Put("/api/v1/nodes/us-a-node-0",
+                   {{"apiVersion", "v1"},
+                    {"kind", "Node"},
+                    {"metadata",
+                     {{"name", "us-a-node-0"},
+                      {"labels",
+                       {{"neuron.amazonaws.com/ultraserver-server-id-4", server4},
+                        {"neuron.amazonaws.com/ultraserver-node-id-4", "0"}}}}}})
+              .ok());
+  REQUIRE(env.kubelet().WaitForRegistrations(1, kStartup));
+  const std::string u4 = env.CreateClaim("us-4", "neuronnode", UltraServerClaimConfig(4));
+  auto p4 = env.kubelet().NodePrepareResources("neuron.aws.com", {{"default", "us-4", u4}});
+  REQUIRE(p4.ok());
+  REQUIRE(p4->at(u4).error.empty());
+  const std::vector<std::string> e4 = CdiEnv(env, u4);
+  CHECK(Has(e4, "NEURON_RT_ULTRASERVER_MODE=1"));
+  CHECK(Has(e4, "NEURON_RT_ULTRASERVER_SERVER_ID=" + server4));
+  CHECK(Has(e4, "NEURON_RT_ULTRASERVER_NODE_ID=2"));
+  CHECK(Has(e4, "NEURON_GLOBAL_TOPOID=2"));
+  CHECK(Has(e4, "NEURON_GLOBAL_TOPOID0_HOST=us-a-node-0"));
+  CHECK(Has(e4, "NEURON_RT_VISIBLE_CORES=0-63"));
+  // The node is taken: a device claim waits with the reason.
+  const std::string dev = env.CreateClaim("dev", "neurondevice1");
+  auto pd = env.kubelet().NodePrepareResources("neuron.aws.com", {{"default", "dev", dev}});
+  REQUIRE(pd.ok());
+  CHECK_THAT(pd->at(dev).error, Catch::Contains("neuronnode"));
+  REQUIRE(env.kubelet().NodeUnprepareResources("neuron.aws.com", {{"default", "us-4", u4}}).ok());
+
+  // A set of 2: node 2 is node 0 of its pair, so rank 0 is this node.
+  const std::string u2 = env.CreateClaim("us-2", "neuronnode", UltraServerClaimConfig(2));
+  auto p2 = env.kubelet().NodePrepareResources("neuron.aws.com", {{"default", "us-2", u2}});
+  REQUIRE(p2.ok());
+  REQUIRE(p2->at(u2).error.empty());
+  const std::vector<std::string> e2 = CdiEnv(env, u2);
+  CHECK(Has(e2, "NEURON_RT_ULTRASERVER_MODE=2"));
+  CHECK(Has(e2, "NEURON_RT_ULTRASERVER_NODE_ID=0"));
+  CHECK(Has(e2, "NEURON_GLOBAL_TOPOID0_HOST=" + std::string(testing::kNode)));
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include <filesystem>
+#include <fstream>
 
 #include "lib/base/stop.h"
 #include "lib/k8s/transport.h"
@@ -39,7 +40,9 @@ bool DraAppEnv::Start() {
   }
   if (!fake_
            .Put(std::string("/api/v1/nodes/") + kNode,
-                {{"apiVersion", "v1"}, {"kind", "Node"}, {"metadata", {{"name", kNode}}}})
+                {{"apiVersion", "v1"},
+                 {"kind", "Node"},
+                 {"metadata", {{"name", kNode}, {"labels", opts_.node_labels}}}})
            .ok()) {
     return false;
   }
@@ -63,6 +66,7 @@ bool DraAppEnv::Start() {
   o.device_taints = opts_.device_taints;
   o.partitionable = opts_.partitionable;
   o.metrics_listen = "127.0.0.1:0";
+  o.resync = opts_.resync;
   app_ = std::make_unique<DraApp>(std::move(o));
   runner_ = std::thread([this] { result_ = app_->Run(stop_); });
   return true;
@@ -96,7 +100,20 @@ bool DraAppEnv::WriteFault(int d, uint64_t value) const {
       .ok();
 }
 
-std::string DraAppEnv::CreateClaim(const std::string& name, const std::string& device) {
+bool DraAppEnv::WriteClassAttributes(const std::map<std::string, std::string>& files) const {
+  const std::filesystem::path dir = std::filesystem::path(host_root()) / "sys/class/neuron_device";
+  for (const auto& [name, body] : files) {
+    std::ofstream out(dir / name, std::ios::trunc);
+    out << body;
+    if (!out.good()) {
+      return false;
+    }
+  }
+  return true;
+}
+
+std::string DraAppEnv::CreateClaim(const std::string& name, const std::string& device,
+                                   const json& config) {
   const std::string path = "/apis/resource.k8s.io/v1/namespaces/default/resourceclaims/" + name;
   json claim = {
       {"apiVersion", "resource.k8s.io/v1"},
@@ -112,7 +129,8 @@ std::string DraAppEnv::CreateClaim(const std::string& name, const std::string& d
            {{"results", json::array({{{"request", "neuron"},
                                       {"driver", "neuron.aws.com"},
                                       {"pool", kNode},
-                                      {"device", device}}})}}}}}}}};
+                                      {"device", device}}})},
+            {"config", config}}}}}}}};
   if (!fake_.Put(path, claim).ok()) return "";
   return fake_.Get(path)["metadata"]["uid"].get<std::string>();
 }

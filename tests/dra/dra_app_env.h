@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <thread>
@@ -26,6 +27,8 @@ struct DraAppEnvOptions {
   bool partitionable = false;
   absl::Duration health_interval = absl::Milliseconds(20);
   absl::Duration healthy_after = absl::Milliseconds(300);
+  absl::Duration resync = absl::Minutes(10);
+  nlohmann::json node_labels = nlohmann::json::object();  // on the node's Node object
 };
 
 class DraAppEnv {
@@ -43,8 +46,13 @@ class DraAppEnv {
   nlohmann::json Device(const std::string& name) const;
   // Raises device `d`'s first uncorrectable counter to `value` in the emulated tree.
   bool WriteFault(int d, uint64_t value) const;
-  // Stores an allocated ResourceClaim for `device` (e.g. "neurondevice0"); its UID.
-  std::string CreateClaim(const std::string& name, const std::string& device);
+  // Writes files of the emulated class directory sys/class/neuron_device/ (name -> contents),
+  // e.g. an UltraServer identity (lib/ultraserver/emulation.h).
+  bool WriteClassAttributes(const std::map<std::string, std::string>& files) const;
+  // Stores an allocated ResourceClaim for `device` (e.g. "neurondevice0") with `config`
+  // (status.allocation.devices.config); its UID.
+  std::string CreateClaim(const std::string& name, const std::string& device,
+                          const nlohmann::json& config = nlohmann::json::array());
 
   std::string dir() const { return dir_; }
   std::string cdi_root() const { return dir_ + "/cdi"; }

@@ -12,19 +12,20 @@ constexpr char kDriverName[] = "neuron.aws.com";
 // Selectors run in order and stop at the first that does not match, so the driver check comes
 // first: it keeps the attribute lookup away from other drivers' devices (a CEL error there
 // would abort the allocation).
-json Selectors(const char* resource_type) {
+// `resource_type_test`: "== 'neuron_core'" or "in ['neuron_device', 'neuron_node']".
+json Selectors(const char* resource_type_test) {
   auto cel = [](std::string expr) { return json{{"cel", {{"expression", std::move(expr)}}}}; };
   return json::array({cel(std::string("device.driver == '") + kDriverName + "'"),
-                      cel(std::string("device.attributes['") + kDriverName +
-                          "'].resourceType == '" + resource_type + "'")});
+                      cel(std::string("device.attributes['") + kDriverName + "'].resourceType " +
+                          resource_type_test)});
 }
 
 Child DeviceClass(const DeviceConfig& dc, const ClusterApis& apis, const std::string& name,
-                  const char* resource_type) {
+                  const char* resource_type_test) {
   const k8s::ResourceRef ref = DeviceClasses(apis.dra_version);
   json obj = Object(dc, ref.GroupVersion(), "DeviceClass", name, Component::kDra,
                     /*namespaced=*/false);
-  obj["spec"] = {{"selectors", Selectors(resource_type)}};
+  obj["spec"] = {{"selectors", Selectors(resource_type_test)}};
   return {ref, std::move(obj), Component::kDra};
 }
 
@@ -32,16 +33,17 @@ Child DeviceClass(const DeviceConfig& dc, const ClusterApis& apis, const std::st
 
 void AddDeviceClasses(const DeviceConfig& dc, const ClusterApis& apis, std::vector<Child>& out) {
   if (!apis.DraServed()) return;  // the reconciler refuses DRA then (condition DRANotServed)
-  // Whole devices: the class AWS's ResourceClaimTemplates name.
-  out.push_back(DeviceClass(dc, apis, kDriverName, "neuron_device"));
+  // Whole devices, and UltraServer nodes' node device: the class AWS's ResourceClaimTemplates
+  // name (its UltraServer templates select resourceType neuron_node in it).
+  out.push_back(DeviceClass(dc, apis, kDriverName, "in ['neuron_device', 'neuron_node']"));
   if (dc.spec.dra.partitionable_devices) {
     // One logical NeuronCore of a device; it shares a counter set with its whole device.
-    out.push_back(DeviceClass(dc, apis, "neuroncore.aws.com", "neuron_core"));
+    out.push_back(DeviceClass(dc, apis, "neuroncore.aws.com", "== 'neuron_core'"));
   }
   // extendedResourceName exists only in resource.k8s.io/v1 (DRAExtendedResource, 1.34): pods
   // asking for aws.amazon.com/neuron are served by DRA on nodes without the device plugin.
   if (dc.spec.dra.extended_resource && apis.dra_version == "v1") {
-    Child c = DeviceClass(dc, apis, "extended-resource.neuron.aws.com", "neuron_device");
+    Child c = DeviceClass(dc, apis, "extended-resource.neuron.aws.com", "== 'neuron_device'");
     c.object["spec"]["extendedResourceName"] = "aws.amazon.com/neuron";
     out.push_back(std::move(c));
   }

@@ -19,14 +19,16 @@ constexpr char kCdiDir[] = "/var/run/cdi";
 constexpr int kMetricsPort = 2112;  // as the device plugin's
 
 // What the kubelet plugin calls: its node's ResourceSlices; the claim being prepared; its Node
-// (the slices' owner reference carries the node's UID); Events on claims it cannot prepare.
+// (the slices' owner reference carries the node's UID, its labels the network node layers);
+// list on Nodes to find the node holding node id 0 of an UltraServer set by its labels
+// (NEURON_GLOBAL_TOPOID0_HOST); Events on claims it cannot prepare.
 json DraDriverRules() {
   return json::array(
       {{{"apiGroups", {"resource.k8s.io"}},
         {"resources", {"resourceslices"}},
         {"verbs", {"get", "list", "watch", "create", "update", "patch", "delete"}}},
        {{"apiGroups", {"resource.k8s.io"}}, {"resources", {"resourceclaims"}}, {"verbs", {"get"}}},
-       {{"apiGroups", {""}}, {"resources", {"nodes"}}, {"verbs", {"get"}}},
+       {{"apiGroups", {""}}, {"resources", {"nodes"}}, {"verbs", {"get", "list"}}},
        {{"apiGroups", {""}}, {"resources", {"events"}}, {"verbs", {"create"}}}});
 }
 

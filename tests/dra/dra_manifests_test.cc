@@ -88,6 +88,15 @@ Published PublishedByLibDra() {
       n.neuron_driver_version = "2.24.7.0";
       n.dra_driver_version = "0.1.0";
       for (int d = 0; d < shape.devices; ++d) n.efa_bdfs[d] = "0000:" + std::to_string(d) + ":00.0";
+      n.network_node_layers = {"nn-1", "nn-2", "nn-3"};
+      if (shape.instance_type == "trn2u.48xlarge") {  // an UltraServer node: the node device
+        n.ultraserver = ultraserver::Identity{};
+        n.ultraserver->modes = {1, 2, 4};
+        n.ultraserver->server_id_2 = "aaaa";
+        n.ultraserver->server_id_4 = "bbbb";
+        n.ultraserver->node_id_2 = 1;
+        n.ultraserver->node_id_4 = 3;
+      }
       auto slices = BuildResourceSlices(n, {.partitionable = partitionable});
       REQUIRE(slices.ok());
       for (const ResourceSliceModel& s : *slices) {
@@ -126,6 +135,14 @@ void CheckCel(const std::string& expr, const Published& published) {
   static const std::regex resource_type(R"(\.resourceType == '([^']*)')");
   for (const std::smatch& m : Matches(expr, resource_type)) {
     CHECK(published.resource_types.count(m[1].str()) == 1);
+  }
+  static const std::regex resource_types(R"(\.resourceType in \[([^\]]*)\])");
+  static const std::regex quoted(R"('([^']*)')");
+  for (const std::smatch& list : Matches(expr, resource_types)) {
+    const std::string items = list[1].str();
+    for (const std::smatch& m : Matches(items, quoted)) {
+      CHECK(published.resource_types.count(m[1].str()) == 1);
+    }
   }
   static const std::regex instance_type(R"(\.instanceType == '([^']*)')");
   for (const std::smatch& m : Matches(expr, instance_type)) {
@@ -168,53 +185,96 @@ TEST_CASE("DeviceClasses: v1 fields, the driver checked first, the extended reso
                                        "extended-resource.neuron.aws.com"});
   CHECK(extended == std::map<std::string, std::string>{
                         {"extended-resource.neuron.aws.com", assignment::kNeuronResource}});
-  CHECK(published.resource_types ==
-        std::set<std::string>{std::string(kResourceTypeDevice), std::string(kResourceTypeCore)});
+  CHECK(published.resource_types == std::set<std::string>{std::string(kResourceTypeDevice),
+                                                          std::string(kResourceTypeCore),
+                                                          std::string(kResourceTypeNode)});
+}
+
+void CheckTemplateDevices(const YAML::Node& devices, const Published& published,
+                          const std::set<std::string>& classes) {
+  std::set<std::string> requests;
+  for (const YAML::Node& r : devices["requests"]) {
+    CHECK(requests.insert(r["name"].as<std::string>("")).second);
+    REQUIRE(r["exactly"].IsMap());
+    const YAML::Node exactly = r["exactly"];
+    CHECK(classes.count(exactly["deviceClassName"].as<std::string>("")) == 1);
+    const std::string mode = exactly["allocationMode"].as<std::string>("ExactCount");
+    CHECK((mode == "ExactCount" || mode == "All"));
+    if (mode == "All") CHECK_FALSE(exactly["count"]);
+    if (exactly["count"]) CHECK(exactly["count"].as<int64_t>(0) > 0);
+    for (const std::string& e : CelExpressions(exactly["selectors"])) CheckCel(e, published);
+  }
+  for (const YAML::Node& c : devices["constraints"]) {
+    for (const YAML::Node& r : c["requests"]) CHECK(requests.count(r.as<std::string>()) == 1);
+    if (c["matchAttribute"]) {
+      CHECK(published.attributes.count(c["matchAttribute"].as<std::string>()) == 1);
+    }
+  }
+  for (const YAML::Node& c : devices["config"]) {
+    for (const YAML::Node& r : c["requests"]) CHECK(requests.count(r.as<std::string>()) == 1);
+    CHECK(c["opaque"]["driver"].as<std::string>("") == kDriverName);
+    const std::string params = ToJson(c["opaque"]["parameters"]).dump();
+    INFO(params);
+    absl::StatusOr<OpaqueConfig> config = ParseOpaqueConfig(params);
+    REQUIRE(config.ok());
+    if (config->neuron) {
+      CHECK(config->neuron->logical_neuron_core == 1);
+    } else {
+      CHECK((config->ultraserver->ultraserver_mode == 2 ||
+             config->ultraserver->ultraserver_mode == 4));
+    }
+  }
+}
+
+// The claim templates a LeaderWorkerSet's pods name (leader and workers) are in the same file.
+void CheckLeaderWorkerSet(const Doc& d, const std::set<std::string>& templates) {
+  INFO(d.file << " " << d.name());
+  CHECK(d.node["apiVersion"].as<std::string>("") == "leaderworkerset.x-k8s.io/v1");
+  const YAML::Node lwt = d.node["spec"]["leaderWorkerTemplate"];
+  int named = 0;
+  for (const char* role : {"leaderTemplate", "workerTemplate"}) {
+    for (const YAML::Node& c : lwt[role]["spec"]["resourceClaims"]) {
+      CHECK(templates.count(c["resourceClaimTemplateName"].as<std::string>("")) == 1);
+      ++named;
+    }
+  }
+  CHECK(named == 2);
+  // One UltraServer set per group: the exclusive topology is the node label of the set's size.
+  const std::string key =
+      d.node["metadata"]["annotations"]["leaderworkerset.sigs.k8s.io/exclusive-topology"]
+          .as<std::string>("");
+  CHECK(key == "neuron.amazonaws.com/ultraserver-server-id-" + lwt["size"].as<std::string>(""));
 }
 
 TEST_CASE("AWS's example templates: v1 requests under exactly, names that resolve") {
-  const std::vector<Doc> templates = Load(DeployDir() / "examples");
+  const std::vector<Doc> docs = Load(DeployDir() / "examples");
   const Published published = PublishedByLibDra();
   std::set<std::string> classes;
   for (const Doc& d : Load(DeployDir())) classes.insert(d.name());
   std::set<std::string> names;
-  for (const Doc& d : templates) {
+  std::map<std::string, std::set<std::string>> templates_by_file;
+  for (const Doc& d : docs) {
+    if (d.kind() == "LeaderWorkerSet") continue;
     CheckSchema(d);
     REQUIRE(d.kind() == "ResourceClaimTemplate");
     INFO(d.file);
     names.insert(d.name());
-    const YAML::Node devices = d.node["spec"]["spec"]["devices"];
-    std::set<std::string> requests;
-    for (const YAML::Node& r : devices["requests"]) {
-      CHECK(requests.insert(r["name"].as<std::string>("")).second);
-      REQUIRE(r["exactly"].IsMap());
-      const YAML::Node exactly = r["exactly"];
-      CHECK(classes.count(exactly["deviceClassName"].as<std::string>("")) == 1);
-      const std::string mode = exactly["allocationMode"].as<std::string>("ExactCount");
-      CHECK((mode == "ExactCount" || mode == "All"));
-      if (mode == "All") CHECK_FALSE(exactly["count"]);
-      if (exactly["count"]) CHECK(exactly["count"].as<int64_t>(0) > 0);
-      for (const std::string& e : CelExpressions(exactly["selectors"])) CheckCel(e, published);
-    }
-    for (const YAML::Node& c : devices["constraints"]) {
-      for (const YAML::Node& r : c["requests"]) CHECK(requests.count(r.as<std::string>()) == 1);
-      if (c["matchAttribute"]) {
-        CHECK(published.attributes.count(c["matchAttribute"].as<std::string>()) == 1);
-      }
-    }
-    for (const YAML::Node& c : devices["config"]) {
-      for (const YAML::Node& r : c["requests"]) CHECK(requests.count(r.as<std::string>()) == 1);
-      CHECK(c["opaque"]["driver"].as<std::string>("") == kDriverName);
-      const std::string params = ToJson(c["opaque"]["parameters"]).dump();
-      INFO(params);
-      absl::StatusOr<NeuronConfig> config = ParseNeuronConfig(params);
-      REQUIRE(config.ok());
-      CHECK(config->logical_neuron_core == 1);
-    }
+    templates_by_file[d.file].insert(d.name());
+    CheckTemplateDevices(d.node["spec"]["spec"]["devices"], published, classes);
   }
-  CHECK(names ==
-        std::set<std::string>{"1x4-connected-neurons", "all-neurons", "all-neurons-lnc-1"});
+  int lws = 0;
+  for (const Doc& d : docs) {
+    if (d.kind() != "LeaderWorkerSet") continue;
+    CheckLeaderWorkerSet(d, templates_by_file[d.file]);
+    ++lws;
+  }
+  CHECK(lws == 3);
+  CHECK(names == std::set<std::string>{"1x4-connected-neurons", "all-neurons", "all-neurons-lnc-1",
+                                       "us-2-node-config", "us-4-node-config",
+                                       "us-and-lnc-config"});
   CHECK(published.attributes.count(DeviceGroupAttribute(4)) == 1);
+  CHECK(published.attributes.count("neuron.aws.com/ultraserverServerId4") == 1);
+  CHECK(published.attributes.count("neuron.aws.com/networkNodeLayer2") == 1);
 }
 
 TEST_CASE("the schema check catches v1beta1 spellings and typos") {

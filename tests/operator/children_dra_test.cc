@@ -122,7 +122,7 @@ TEST_CASE("our DRA driver's RBAC is exactly what its kubelet plugin calls",
                      {{"apiGroups", {"resource.k8s.io"}},
                       {"resources", {"resourceclaims"}},
                       {"verbs", {"get"}}},
-                     {{"apiGroups", {""}}, {"resources", {"nodes"}}, {"verbs", {"get"}}},
+                     {{"apiGroups", {""}}, {"resources", {"nodes"}}, {"verbs", {"get", "list"}}},
                      {{"apiGroups", {""}}, {"resources", {"events"}}, {"verbs", {"create"}}}}));
   const json* binding =
       Find(children, "ClusterRoleBinding", "aws-neuron-operator-neuron-dra-driver");

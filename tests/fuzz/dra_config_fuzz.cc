@@ -1,9 +1,11 @@
 // File: tests/fuzz/dra_config_fuzz.cc
 // The opaque claim config (ResourceClaim parameters, written by any user who can create a claim)
-// through ParseNeuronConfig: an answer or an InvalidArgument, never a crash. Accepted input is
-// valid JSON (checked against nlohmann where the two parsers agree: ASCII without \u escapes,
-// which our lenient scanner and nlohmann's strict one treat differently), names the right kind
-// and an LNC of 1 or 2, and parses back the same from its canonical form.
+// through ParseOpaqueConfig (NeuronConfig or UltraServerConfig) and ParseNeuronConfig: an answer
+// or an InvalidArgument, never a crash. Accepted input is valid JSON (checked against nlohmann
+// where the two parsers agree: ASCII without \u escapes, which our lenient scanner and
+// nlohmann's strict one treat differently), is exactly one kind with values in range (LNC 1 or
+// 2, ultraserverMode 1, 2 or 4), parses back the same from its canonical form, and the two
+// parsers agree on NeuronConfigs.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -17,25 +19,66 @@ namespace {
 
 bool Ascii(std::string_view in) {
   for (unsigned char c : in) {
-    if (c >= 0x80 || c == 0) return false;
+    if (c >= 0x80 || c == 0) {
+      return false;
+    }
   }
   return in.find("\\u") == std::string_view::npos;
 }
 
+std::string Canonical(const neuron::dra::OpaqueConfig& c) {
+  std::string out = R"({"apiVersion":"neuron.aws.com/v1","kind":)";
+  if (c.ultraserver) {
+    return out + R"("UltraServerConfig","ultraserverMode":)" +
+           std::to_string(c.ultraserver->ultraserver_mode) + "}";
+  }
+  out += R"("NeuronConfig")";
+  if (c.neuron->logical_neuron_core) {
+    out += ",\"logicalNeuronCore\":" + std::to_string(*c.neuron->logical_neuron_core);
+  }
+  return out + "}";
+}
+
+void CheckValues(const neuron::dra::OpaqueConfig& c) {
+  if (c.neuron.has_value() == c.ultraserver.has_value()) {
+    std::abort();
+  }
+  if (c.neuron) {
+    const std::optional<int> lnc = c.neuron->logical_neuron_core;
+    if (lnc.has_value() && *lnc != 1 && *lnc != 2) {
+      std::abort();
+    }
+  } else {
+    const int mode = c.ultraserver->ultraserver_mode;
+    if (mode != 1 && mode != 2 && mode != 4) {
+      std::abort();
+    }
+  }
+}
+
 void FuzzOne(std::string_view in) {
-  absl::StatusOr<neuron::dra::NeuronConfig> c = neuron::dra::ParseNeuronConfig(in);
+  absl::StatusOr<neuron::dra::OpaqueConfig> c = neuron::dra::ParseOpaqueConfig(in);
+  absl::StatusOr<neuron::dra::NeuronConfig> n = neuron::dra::ParseNeuronConfig(in);
+  if (!n.ok() && n.status().code() != absl::StatusCode::kInvalidArgument) {
+    std::abort();
+  }
   if (!c.ok()) {
-    if (c.status().code() != absl::StatusCode::kInvalidArgument) std::abort();
+    if (c.status().code() != absl::StatusCode::kInvalidArgument || n.ok()) {
+      std::abort();  // a NeuronConfig is always a valid opaque config
+    }
     return;
   }
-  const std::optional<int> lnc = c->logical_neuron_core;
-  if (lnc.has_value() && *lnc != 1 && *lnc != 2) std::abort();
-  if (Ascii(in) && !nlohmann::json::accept(in)) std::abort();
-  std::string canonical = R"({"apiVersion":"neuron.aws.com/v1","kind":"NeuronConfig")";
-  if (lnc) canonical += ",\"logicalNeuronCore\":" + std::to_string(*lnc);
-  canonical += "}";
-  absl::StatusOr<neuron::dra::NeuronConfig> again = neuron::dra::ParseNeuronConfig(canonical);
-  if (!again.ok() || !(*again == *c)) std::abort();
+  CheckValues(*c);
+  if (n.ok() != c->neuron.has_value() || (n.ok() && !(*n == *c->neuron))) {
+    std::abort();
+  }
+  if (Ascii(in) && !nlohmann::json::accept(in)) {
+    std::abort();
+  }
+  absl::StatusOr<neuron::dra::OpaqueConfig> again = neuron::dra::ParseOpaqueConfig(Canonical(*c));
+  if (!again.ok() || !(*again == *c)) {
+    std::abort();
+  }
 }
 
 }  // namespace

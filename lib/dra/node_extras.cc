@@ -41,8 +41,18 @@ std::array<std::string, 3> NodeExtras::Layers() {
 
 absl::Status NodeExtras::Fill(NodeDeviceInfo& info) {
   UltraServerFacts us = UltraServer();
-  if (!us.status.ok()) {
-    return us.status;
+  {
+    absl::MutexLock lock(&mu_);
+    if (us.status.ok()) {
+      last_identity_ = us;
+    } else if (last_identity_) {
+      spdlog::warn(
+          "dra: UltraServer identity unreadable, publishing the last one read error=\"{}\"",
+          std::string(us.status.message()));
+      us = *last_identity_;
+    } else {
+      return us.status;
+    }
   }
   info.ultraserver = std::move(us.identity);
   info.network_node_layers = Layers();

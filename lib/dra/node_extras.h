@@ -10,6 +10,7 @@
 #pragma once
 
 #include <array>
+#include <optional>
 #include <string>
 
 #include "absl/base/thread_annotations.h"
@@ -29,8 +30,9 @@ class NodeExtras {
   // The identity now. A malformed attribute is logged and read as no UltraServer (the node's
   // ordinary devices must still be published); busy or I/O errors stay in status.
   UltraServerFacts UltraServer() const;
-  // Sets info.ultraserver and info.network_node_layers. Unavailable while the Neuron driver is
-  // busy electing (the slices wait for the retry rather than lose the node device).
+  // Sets info.ultraserver and info.network_node_layers. While the Neuron driver is busy (or a
+  // read fails) the last identity read stays; before any was read that is Unavailable, and the
+  // slice worker retries with backoff rather than publish the node without its node device.
   absl::Status Fill(NodeDeviceInfo& info);
 
  private:
@@ -41,6 +43,7 @@ class NodeExtras {
   const std::string node_name_;
   absl::Mutex mu_;
   std::array<std::string, 3> layers_ ABSL_GUARDED_BY(mu_);
+  std::optional<UltraServerFacts> last_identity_ ABSL_GUARDED_BY(mu_);  // the last one read
 };
 
 }  // namespace neuron::dra

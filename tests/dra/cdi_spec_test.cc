@@ -104,6 +104,16 @@ TEST_CASE("emulated nodes map every device node to one host path; unset env stay
   CHECK_FALSE(edits.contains("env"));
 }
 
+TEST_CASE("further variables (an UltraServer claim's) follow the Neuron ones in order") {
+  ClaimDevices c = Claim();
+  c.env = {{"NEURON_RT_ULTRASERVER_MODE", "1"}, {"NEURON_GLOBAL_TOPOID0_HOST", ""}};
+  const json spec = *BuildCdiSpec(c);
+  CHECK(CdiViolation(spec) == "");
+  CHECK(spec["devices"][0]["containerEdits"]["env"] ==
+        json{"NEURON_RT_VISIBLE_CORES=0-3,6", "NEURON_LOGICAL_NC_CONFIG=1",
+             "NEURON_RT_ULTRASERVER_MODE=1", "NEURON_GLOBAL_TOPOID0_HOST="});
+}
+
 TEST_CASE("claims that cannot become a valid spec are refused") {
   for (const char* uid : {"", "-abc", "abc-", "a/b", "../x", "a b", "ü"}) {
     INFO(uid);

@@ -2,7 +2,10 @@
 // The DRA driver node process (DraApp) end to end on an emulated trn2.48xlarge: ResourceSlices
 // on the fake apiserver, a fault written into the emulated sysfs becoming a taint (gate on) or
 // the device leaving the slice (gate off) and recovering, a claim prepared and unprepared
-// through the fake kubelet's NodePrepareResources with its CDI file, /readyz and /metrics.
+// through the fake kubelet's NodePrepareResources with its CDI file, /readyz and /metrics; and on
+// an emulated trn2u.48xlarge UltraServer node (class attributes of "us-a:2"): the neuronnode
+// device with its set and network layer attributes, UltraServerConfig claims for sets of 4 and
+// 2 prepared with the runtime's variables (rank 0 found among the fake apiserver's Nodes).
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <filesystem>

@@ -125,8 +125,9 @@ struct Cluster {
 
 TEST_CASE("four agents of one emulated UltraServer label their Nodes as AWS does", "[e2e]") {
   Cluster c;
-  for (int n = 0; n < 4; ++n)
+  for (int n = 0; n < 4; ++n) {
     c.Start(absl::StrCat("us-", n), "trn2u.48xlarge", "us-a:" + std::to_string(n));
+  }
   Subprocess& trn1 = c.Start("trn1-node", "trn1.32xlarge", "");
   for (const auto& a : c.agents) {
     INFO(a->Log());

@@ -31,8 +31,9 @@ TEST_CASE("status.ultraServers lists the selected nodes' UltraServers", "[operat
   OperatorSettings settings;
   settings.ns = kNs;
   Reconciler reconciler(*cluster.client, settings, ListNodes(*cluster.client));
-  for (int n : {3, 1, 0, 2})
+  for (int n : {3, 1, 0, 2}) {
     cluster.AddNode("us-" + std::to_string(n), Labels("9745fef86328c694", n));
+  }
   cluster.AddNode("plain", Labels("", 0));
   cluster.AddNode("elsewhere", {{"neuron.amazonaws.com/ultraserver-mode", "1_2_4"},
                                 {"neuron.amazonaws.com/ultraserver-server-id-4", "ffff"},

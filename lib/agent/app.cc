@@ -118,7 +118,8 @@ struct App::State {
       return;
     }
     node_labels = std::make_unique<NodeLabelPublisher>(
-        std::move(client), NodeLabelPublisherOptions{options.node_name, options.label_backoff});
+        std::move(client), NodeLabelPublisherOptions{options.node_name, options.label_backoff,
+                                                     options.label_check_interval});
   }
 
   // The agent's own metrics, beside the inventory's.

@@ -44,6 +44,7 @@ struct AgentOptions {
   std::string kubeconfig;  // "" = in-cluster config if available, else no API access
   std::shared_ptr<k8s::RestClient> client;  // tests: used instead of kubeconfig when set
   BackoffPolicy label_backoff = {absl::Seconds(1), absl::Minutes(5), 2.0, 0.2};
+  absl::Duration label_check_interval = absl::Minutes(10);  // read back and restore if changed
 };
 
 class App {

@@ -46,15 +46,33 @@ uint64_t NodeLabelPublisher::failures() const {
   return failures_;
 }
 
-bool NodeLabelPublisher::NextPatch(nlohmann::json& patch, std::string& description) {
+NodeLabelPublisher::Wake NodeLabelPublisher::Next(nlohmann::json& patch, std::string& description) {
   absl::MutexLock lock(&mu_);
   auto due = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     return stop_ || (desired_.has_value() && desired_ != applied_);
   };
-  mu_.Await(absl::Condition(&due));
-  if (stop_) return false;
+  bool changed = true;
+  if (applied_.has_value() && opts_.check_interval > absl::ZeroDuration()) {
+    changed = mu_.AwaitWithTimeout(absl::Condition(&due), opts_.check_interval);
+  } else {
+    mu_.Await(absl::Condition(&due));
+  }
+  if (stop_) return Wake::kStop;
   patch = *desired_;
   description = desired_description_;
+  return changed ? Wake::kChanged : Wake::kCheck;
+}
+
+bool NodeLabelPublisher::Drifted(const nlohmann::json& patch) const {
+  absl::StatusOr<nlohmann::json> node = client_->Get(k8s::resources::kNodes, "", opts_.node_name);
+  if (!node.ok()) {
+    spdlog::debug("cannot read the Node to check its UltraServer labels node={} error=\"{}\"",
+                  opts_.node_name, node.status().ToString());
+    return false;
+  }
+  if (NodeCarries(*node, patch)) return false;
+  spdlog::info("UltraServer node labels changed on the Node by someone else, restoring node={}",
+               opts_.node_name);
   return true;
 }
 
@@ -62,7 +80,10 @@ void NodeLabelPublisher::Run() {
   Backoff backoff(opts_.backoff);
   nlohmann::json patch;
   std::string description;
-  while (NextPatch(patch, description)) {
+  for (;;) {
+    const Wake wake = Next(patch, description);
+    if (wake == Wake::kStop) return;
+    if (wake == Wake::kCheck && !Drifted(patch)) continue;
     const absl::Status s =
         client_->Patch(k8s::resources::kNodes, "", opts_.node_name, k8s::PatchType::kMerge, patch)
             .status();

@@ -3,7 +3,8 @@
 // plugin labels nodes directly; NFD would need extraLabelNs for neuron.amazonaws.com). A thread
 // merge-patches metadata.labels (ultraserver_labels.h) once at start and again whenever the
 // desired labels change; a failed patch (no RBAC yet, API down, node not registered) is retried
-// with backoff, always with the latest desired labels.
+// with backoff, always with the latest desired labels. Every check_interval it reads the Node
+// and patches again only if someone changed or removed those labels.
 //
 //   NodeLabelPublisher pub(client, {.node_name = "ip-10-0-0-1"});
 //   pub.Start();
@@ -28,6 +29,7 @@ namespace neuron::agent {
 struct NodeLabelPublisherOptions {
   std::string node_name;
   BackoffPolicy backoff = {absl::Seconds(1), absl::Minutes(5), 2.0, 0.2};
+  absl::Duration check_interval = absl::Minutes(10);  // <= 0: never read the Node back
 };
 
 class NodeLabelPublisher {
@@ -46,9 +48,13 @@ class NodeLabelPublisher {
   uint64_t failures() const ABSL_LOCKS_EXCLUDED(mu_);  // failed attempts
 
  private:
+  enum class Wake { kStop, kChanged, kCheck };
   void Run() ABSL_LOCKS_EXCLUDED(mu_);
-  // Waits for labels to publish; false on stop.
-  bool NextPatch(nlohmann::json& patch, std::string& description) ABSL_LOCKS_EXCLUDED(mu_);
+  // Waits for labels to publish (kChanged) or, once some are applied, for the next check
+  // (kCheck); `patch` is then the desired one.
+  Wake Next(nlohmann::json& patch, std::string& description) ABSL_LOCKS_EXCLUDED(mu_);
+  // The Node's labels differ from `patch` (read failures count as no difference).
+  bool Drifted(const nlohmann::json& patch) const;
 
   std::shared_ptr<k8s::RestClient> client_;
   NodeLabelPublisherOptions opts_;

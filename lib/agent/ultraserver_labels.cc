@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "lib/base/json_access.h"
 #include "lib/ultraserver/labels.h"
 
 namespace neuron::agent {
@@ -15,6 +16,17 @@ nlohmann::json UltraServerLabelPatch(const std::optional<ultraserver::Identity>&
     for (const auto& [key, value] : ultraserver::IdentityLabels(*id)) labels[key] = value;
   }
   return {{"metadata", {{"labels", std::move(labels)}}}};
+}
+
+bool NodeCarries(const nlohmann::json& node, const nlohmann::json& patch) {
+  const nlohmann::json& have = MemberOrNull(node, {"metadata", "labels"});
+  const nlohmann::json& want = MemberOrNull(patch, {"metadata", "labels"});
+  if (!want.is_object()) return true;
+  for (const auto& [key, value] : want.items()) {
+    const nlohmann::json& current = have.is_object() ? MemberOrNull(have, key) : have;
+    if (value.is_null() ? !current.is_null() : current != value) return false;
+  }
+  return true;
 }
 
 std::string DescribeUltraServerLabels(const std::optional<ultraserver::Identity>& id) {

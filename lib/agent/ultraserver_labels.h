@@ -16,6 +16,10 @@ namespace neuron::agent {
 // {"metadata":{"labels":{<every UltraServer key>: value or null}}}.
 nlohmann::json UltraServerLabelPatch(const std::optional<ultraserver::Identity>& id);
 
+// The Node object already shows what `patch` (UltraServerLabelPatch) asks: every set key with
+// that value, every nulled key absent.
+bool NodeCarries(const nlohmann::json& node, const nlohmann::json& patch);
+
 // "neuron.amazonaws.com/ultraserver-mode=1_2_4 ..." for logs; "none" without labels.
 std::string DescribeUltraServerLabels(const std::optional<ultraserver::Identity>& id);
 

@@ -138,6 +138,46 @@ TEST_CASE("a refused or early patch is retried with backoff", "[agent]") {
   CHECK(Labels(f.api).at("neuron.amazonaws.com/ultraserver-node-id-4") == "3");
 }
 
+TEST_CASE("labels someone removed are restored at the next check, others never patched",
+          "[agent]") {
+  Fixture f;
+  f.PutNode();
+  NodeLabelPublisherOptions o = f.Options();
+  o.check_interval = absl::Milliseconds(30);
+  NodeLabelPublisher pub(f.client, o);
+  pub.Set(NodeThree());
+  pub.Start();
+  REQUIRE(Eventually([&] { return pub.patches() == 1; }));
+  // Checks read the Node and find it as wanted: no second patch.
+  REQUIRE(Eventually([&] { return f.api.RequestCount("GET", kNodePath) >= 3; }));
+  CHECK(pub.patches() == 1);
+
+  json drop = {
+      {"metadata", {{"labels", {{"neuron.amazonaws.com/ultraserver-node-id-4", nullptr}}}}}};
+  REQUIRE(
+      f.client->Patch(k8s::resources::kNodes, "", "us-node", k8s::PatchType::kMerge, drop).ok());
+  REQUIRE(Eventually([&] { return pub.patches() == 2; }));
+  CHECK(Labels(f.api).at("neuron.amazonaws.com/ultraserver-node-id-4") == "3");
+}
+
+TEST_CASE("NodeCarries compares a Node with the patch", "[agent]") {
+  const json patch = UltraServerLabelPatch(NodeThree());
+  json node = {{"metadata", {{"name", "n"}}}};
+  CHECK_FALSE(NodeCarries(node, patch));
+  json labels = json::object();
+  for (const auto& [k, v] : ultraserver::IdentityLabels(NodeThree())) labels[k] = v;
+  node["metadata"]["labels"] = labels;
+  CHECK(NodeCarries(node, patch));
+  node["metadata"]["labels"]["other"] = "x";
+  CHECK(NodeCarries(node, patch));
+  node["metadata"]["labels"]["neuron.amazonaws.com/ultraserver-node-id-4"] = "2";
+  CHECK_FALSE(NodeCarries(node, patch));
+  const json none = UltraServerLabelPatch(std::nullopt);
+  CHECK_FALSE(NodeCarries(node, none));
+  CHECK(NodeCarries({{"metadata", {{"labels", {{"other", "x"}}}}}}, none));
+  CHECK(NodeCarries({{"metadata", {{"name", "n"}}}}, none));
+}
+
 TEST_CASE("Stop ends a publisher waiting in backoff", "[agent]") {
   Fixture f;
   NodeLabelPublisherOptions o = f.Options();

@@ -46,6 +46,7 @@ struct App::State {
   prometheus::Gauge* scan_duration = nullptr;
   prometheus::Counter* scans = nullptr;
   prometheus::Counter* label_errors = nullptr;
+  prometheus::Counter* node_patch_errors = nullptr;
   httpserver::HttpServer http;
   absl::Notification stop_polling;
   std::thread poller;         // full rescans, every interval
@@ -117,9 +118,10 @@ struct App::State {
           "access)");
       return;
     }
-    node_labels = std::make_unique<NodeLabelPublisher>(
-        std::move(client), NodeLabelPublisherOptions{options.node_name, options.label_backoff,
-                                                     options.label_check_interval});
+    NodeLabelPublisherOptions publisher{options.node_name, options.label_backoff,
+                                        options.label_check_interval};
+    publisher.on_failure = [this] { node_patch_errors->Increment(); };
+    node_labels = std::make_unique<NodeLabelPublisher>(std::move(client), std::move(publisher));
   }
 
   // The agent's own metrics, beside the inventory's.
@@ -146,6 +148,13 @@ struct App::State {
                         .Help("Failed writes of the NFD features file.")
                         .Register(*registry)
                         .Add({});
+    node_patch_errors = &prometheus::BuildCounter()
+                             .Name("neuron_agent_node_label_patch_errors_total")
+                             .Help(
+                                 "Failed patches of the UltraServer labels on the agent's Node "
+                                 "(retried with backoff).")
+                             .Register(*registry)
+                             .Add({});
   }
 
   // /metrics (the page rendered per scan), /inventory and the health endpoints.

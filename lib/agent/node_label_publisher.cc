@@ -97,6 +97,7 @@ void NodeLabelPublisher::Run() {
       continue;
     }
     ++failures_;
+    if (opts_.on_failure) opts_.on_failure();
     const absl::Duration delay = backoff.Next();
     spdlog::warn("cannot patch UltraServer node labels node={} retry_in={} error=\"{}\"",
                  opts_.node_name, absl::FormatDuration(delay), s.ToString());

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -30,6 +31,7 @@ struct NodeLabelPublisherOptions {
   std::string node_name;
   BackoffPolicy backoff = {absl::Seconds(1), absl::Minutes(5), 2.0, 0.2};
   absl::Duration check_interval = absl::Minutes(10);  // <= 0: never read the Node back
+  std::function<void()> on_failure = {};              // called per failed patch (a metric)
 };
 
 class NodeLabelPublisher {

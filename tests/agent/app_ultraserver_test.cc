@@ -84,6 +84,7 @@ TEST_CASE("App labels its Node with the emulated UltraServer identity", "[agent]
   CHECK(metrics.find("neuron_ultraserver_info{modes=\"1_2_4\",server_id_4=\"" +
                      labels.at("neuron.amazonaws.com/ultraserver-server-id-4") +
                      "\",node_id_4=\"2\"") != std::string::npos);
+  CHECK(metrics.find("\nneuron_agent_node_label_patch_errors_total 0\n") != std::string::npos);
   app.Stop();
   CHECK(c.api.RequestCount("PATCH", "/api/v1/nodes/us-2") == 1);
 }
@@ -108,6 +109,21 @@ TEST_CASE("App puts no UltraServer labels on a trn1 node, and none at all when o
   absl::SleepFor(absl::Milliseconds(300));
   CHECK(c.api.RequestCount("PATCH", "/api/v1/nodes/off") == 0);
   CHECK(c.UltraServerLabels("off").empty());
+}
+
+TEST_CASE("App counts failed label patches in its metrics", "[agent]") {
+  Cluster c;  // the Node is never registered: every patch gets 404
+  sysfs::testing::TempDir dir;
+  AgentOptions o = Options(c, "missing", "trn1.32xlarge", dir.path() + "/host");
+  o.interval = absl::Milliseconds(50);
+  o.label_backoff = {absl::Milliseconds(10), absl::Milliseconds(20), 2.0, 0.0};
+  App app(o, Clock::Real());
+  REQUIRE(app.Start().ok());
+  CHECK(Eventually([&] {
+    const std::string m = testing::HttpGet(app.port(), "/metrics").body;
+    return m.find("\nneuron_agent_node_label_patch_errors_total 0\n") == std::string::npos &&
+           m.find("\nneuron_agent_node_label_patch_errors_total ") != std::string::npos;
+  }));
 }
 
 TEST_CASE("App refuses an UltraServer node without an emulated host", "[agent]") {

@@ -43,9 +43,11 @@ int RunDra(const deviceplugin::AppOptions& common, dra::DraAppOptions dra,
   // One malloc arena: gRPC, HTTP and watcher threads otherwise each keep a 64 MiB-reserved
   // arena with pages resident (the node agent does the same).
   mallopt(M_ARENA_MAX, 1);
+  auto ultraserver = std::move(dra.host.emulate_ultraserver);  // set by main from its flag
   dra.host = {common.host_root,    common.emulate,   common.emulate_dir,   common.emulate_scramble,
               common.lnc,          common.node_name, common.poll_interval, common.health_interval,
               common.healthy_after};
+  dra.host.emulate_ultraserver = std::move(ultraserver);
   dra.kubeconfig = common.kubeconfig;
   dra.metrics_listen = common.metrics_listen;
   dra::DraApp app(std::move(dra));

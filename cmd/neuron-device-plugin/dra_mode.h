@@ -12,8 +12,8 @@ namespace neuron::cmd {
 
 void AddDraFlags(FlagSet& flags, dra::DraAppOptions& dra);
 
-// Copies the shared settings from `common` into `dra`, checks them, runs the DraApp until
-// `stop`. The process's exit code.
+// Copies the shared settings from `common` into `dra` (dra.host.emulate_ultraserver is kept),
+// checks them, runs the DraApp until `stop`. The process's exit code.
 int RunDra(const deviceplugin::AppOptions& common, dra::DraAppOptions dra,
            absl::Notification& stop);
 

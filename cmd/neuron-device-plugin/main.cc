@@ -3,6 +3,7 @@
 // aws.amazon.com/neuroncore (logical NeuronCores), each on its own unix socket. With --api=dra
 // it is instead the kubelet plugin of the DRA driver neuron.aws.com.
 #include <cstdio>
+#include <optional>
 #include <string>
 
 #include "cmd/neuron-device-plugin/dra_mode.h"
@@ -13,6 +14,7 @@
 #include "lib/base/signals.h"
 #include "lib/deviceplugin/app.h"
 #include "lib/httpserver/http_server.h"
+#include "lib/inventory/emulation.h"
 #include "lib/inventory/lnc.h"
 #include "spdlog/spdlog.h"
 
@@ -29,6 +31,8 @@ struct TextFlags {
   std::string resources = "neuron,neuroncore";
   std::string numbering = "container";
   int emulate_scramble = 0;
+  std::string emulate_ultraserver;
+  std::optional<neuron::ultraserver::EmulatedNode> ultraserver;  // parsed by ApplyFlags
   std::string log_level = "info";
   bool log_json = false;
 };
@@ -51,6 +55,11 @@ void DefineFlags(neuron::FlagSet& flags, neuron::deviceplugin::AppOptions& opts,
             "Emulate a driver whose layout we were never told: move every device-level sysfs node "
             "to another directory, chosen from this seed (the reader finds them by name). "
             "0 = driver 2.30.2's layout.");
+  flags.String("emulate-ultraserver", &f.emulate_ultraserver,
+               "--api=dra, with --emulate=trn2u.48xlarge: be node <node> (0..3) of the emulated "
+               "UltraServer <name>, as <name>:<node>[:<modes>] (e.g. us-a:2; modes default "
+               "1,2,4). Processes given the same name agree on its server ids; nodes 0,1 and 2,3 "
+               "are the pairs.");
   flags.Int("lnc", &opts.lnc,
             "Logical NeuronCore config (1 or 2); 0 = env NEURON_LOGICAL_NC_CONFIG, else "
             "<host-root>/opt/aws/neuron/logical_nc_config, else the chip default.");
@@ -81,8 +90,21 @@ void DefineFlags(neuron::FlagSet& flags, neuron::deviceplugin::AppOptions& opts,
   flags.Bool("log-json", &f.log_json, "Log one JSON object per line.");
 }
 
+// --emulate-ultraserver into f.ultraserver. The v1beta1 mode's options (lib/deviceplugin) carry
+// no UltraServer node yet, so it is refused there rather than ignored.
+absl::Status ApplyUltraServerFlag(TextFlags& f, const neuron::deviceplugin::AppOptions& opts) {
+  auto node = neuron::inventory::ParseEmulateUltraServerFlag(opts.emulate, f.emulate_ultraserver);
+  if (!node.ok()) return node.status();
+  if (node->has_value() && f.api != "dra") {
+    return absl::InvalidArgumentError(
+        "--emulate-ultraserver needs --api=dra (the device-plugin API does not take it yet)");
+  }
+  f.ultraserver = *std::move(node);
+  return absl::OkStatus();
+}
+
 // The text flags checked and applied to `opts`; InvalidArgument naming the flag otherwise.
-absl::Status ApplyFlags(const TextFlags& f, neuron::deviceplugin::AppOptions& opts) {
+absl::Status ApplyFlags(TextFlags& f, neuron::deviceplugin::AppOptions& opts) {
   if (f.api != "device-plugin" && f.api != "dra") {
     return absl::InvalidArgumentError("--api must be device-plugin or dra, got \"" + f.api + "\"");
   }
@@ -98,6 +120,7 @@ absl::Status ApplyFlags(const TextFlags& f, neuron::deviceplugin::AppOptions& op
     return absl::InvalidArgumentError("--emulate-scramble must be 0 or a positive seed");
   }
   opts.emulate_scramble = static_cast<uint64_t>(f.emulate_scramble);
+  if (absl::Status s = ApplyUltraServerFlag(f, opts); !s.ok()) return s;
   if (f.api == "dra") return absl::OkStatus();  // the DRA flags are checked by RunDra
   auto parsed = neuron::assignment::ParseResourceList(f.resources);
   if (!parsed.ok()) {
@@ -143,6 +166,7 @@ int main(int argc, char** argv) {
   if (absl::Status s = ApplyFlags(text, opts); !s.ok()) return Fail(std::string(s.message()));
   neuron::WatchUnexpectedExit();
   if (text.api == "dra") {
+    dra_opts.host.emulate_ultraserver = text.ultraserver;
     return neuron::LoggedExit(neuron::cmd::RunDra(opts, std::move(dra_opts), stop));
   }
   neuron::deviceplugin::App app(opts);

@@ -1,4 +1,5 @@
-// neuron-node-agent: Neuron device inventory, Prometheus metrics and NFD labels for one node.
+// neuron-node-agent: Neuron device inventory, Prometheus metrics and NFD labels for one node;
+// AWS's UltraServer labels on its own Node through the API.
 #include <malloc.h>
 
 #include <cstdio>
@@ -11,6 +12,7 @@
 #include "lib/base/logging.h"
 #include "lib/base/process_init.h"
 #include "lib/base/signals.h"
+#include "lib/inventory/emulation.h"
 #include "lib/inventory/lnc.h"
 #include "spdlog/spdlog.h"
 
@@ -30,12 +32,14 @@ int main(int argc, char** argv) {
   std::string log_level = "info";
   bool log_json = false;
   int emulate_scramble = 0;
+  std::string emulate_ultraserver;
 
   neuron::FlagSet flags(
       "neuron-node-agent",
       "Reads the node's AWS Neuron devices (PCI vendor 1d0f, Neuron driver sysfs), "
       "serves /metrics, /inventory,\n/healthz and /readyz, and publishes node labels "
-      "through NFD's local feature source.");
+      "through NFD's local feature source. On an UltraServer node\nit also labels its own Node "
+      "with AWS's neuron.amazonaws.com/ultraserver-* labels (needs nodes get,patch).");
   flags.String("host-root", &opts.host_root,
                "Where the host's / is mounted; sysfs is read below it.");
   flags.String("emulate", &opts.emulate,
@@ -51,13 +55,27 @@ int main(int argc, char** argv) {
             "Emulate a driver whose layout we were never told: move every device-level sysfs node "
             "to another directory, chosen from this seed (the reader finds them by name). "
             "0 = driver 2.30.2's layout.");
+  flags.String("emulate-ultraserver", &emulate_ultraserver,
+               "With --emulate=trn2u.48xlarge: be node <node> (0..3) of the emulated UltraServer "
+               "<name>, as <name>:<node>[:<modes>] (e.g. us-a:2; modes default 1,2,4). Agents "
+               "given the same name agree on its server ids; nodes 0,1 and 2,3 are the pairs.");
   flags.String("listen", &opts.listen, "HTTP listen address host:port (PORT sets the port).");
-  flags.String("node-name", &opts.node_name, "Kubernetes node name, reported in /inventory.",
-               "NODE_NAME");
+  flags.String(
+      "node-name", &opts.node_name,
+      "Kubernetes node name, reported in /inventory; the Node the UltraServer labels go on.",
+      "NODE_NAME");
   flags.String(
       "features-dir", &opts.features_dir,
       "NFD local features directory (e.g. /etc/kubernetes/node-feature-discovery/features.d); "
       "empty disables labels.");
+  flags.Bool("ultraserver-labels", &opts.ultraserver_labels,
+             "Put AWS's UltraServer labels (neuron.amazonaws.com/ultraserver-mode, -server-id-2/4, "
+             "-node-id-2/4) on this node's Node object, and remove them when the driver shows "
+             "none. Needs --node-name and API access.");
+  flags.String("kubeconfig", &opts.kubeconfig,
+               "Kubeconfig file; empty = in-cluster config if available, else no API access "
+               "(no UltraServer labels).",
+               "KUBECONFIG");
   flags.Duration("interval", &opts.interval, "How often sysfs is fully rescanned.");
   flags.Duration("health-interval", &opts.health_interval,
                  "How often only the health files (uncorrectable error counters, device dir, "
@@ -82,6 +100,14 @@ int main(int argc, char** argv) {
     return 2;
   }
   opts.emulate_scramble = static_cast<uint64_t>(emulate_scramble);
+  auto ultraserver =
+      neuron::inventory::ParseEmulateUltraServerFlag(opts.emulate, emulate_ultraserver);
+  if (!ultraserver.ok()) {
+    std::fprintf(stderr, "neuron-node-agent: %s\n",
+                 std::string(ultraserver.status().message()).c_str());
+    return 2;
+  }
+  opts.emulate_ultraserver = *std::move(ultraserver);
   neuron::agent::App app(opts, neuron::Clock::Real());
   if (absl::Status s = app.Run(shutdown); !s.ok()) {
     spdlog::critical("neuron-node-agent failed: {}", s.ToString());

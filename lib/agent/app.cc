@@ -11,6 +11,7 @@
 #include "absl/synchronization/mutex.h"
 #include "lib/agent/collector.h"
 #include "lib/agent/inventory_json.h"
+#include "lib/agent/node_label_publisher.h"
 #include "lib/agent/node_labels.h"
 #include "lib/base/startup_pages.h"
 #include "lib/base/status_macros.h"
@@ -20,6 +21,7 @@
 #include "lib/inventory/emulation.h"
 #include "lib/inventory/host.h"
 #include "lib/inventory/watcher.h"
+#include "lib/k8s/client_factory.h"
 #include "lib/metrics/exposition.h"
 #include "lib/sysfs/fs.h"
 #include "prometheus/counter.h"
@@ -39,10 +41,12 @@ struct App::State {
   std::unique_ptr<inventory::Watcher> watcher;
   std::shared_ptr<prometheus::Registry> registry = std::make_shared<prometheus::Registry>();
   std::shared_ptr<InventoryCollector> collector;
+  std::unique_ptr<NodeLabelPublisher> node_labels;  // null: UltraServer labels not published
   prometheus::Histogram* scrape_duration = nullptr;
   prometheus::Gauge* scan_duration = nullptr;
   prometheus::Counter* scans = nullptr;
   prometheus::Counter* label_errors = nullptr;
+  prometheus::Counter* node_patch_errors = nullptr;
   httpserver::HttpServer http;
   absl::Notification stop_polling;
   std::thread poller;         // full rescans, every interval
@@ -61,10 +65,15 @@ struct App::State {
   // The host's sysfs, or an emulated tree, and the watcher over it.
   absl::Status OpenHost() {
     root = options.host_root;
+    if (options.emulate_ultraserver && options.emulate.empty()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--emulate-ultraserver needs --emulate=", inventory::kUltraServerShape));
+    }
     if (!options.emulate.empty()) {
       if (absl::Status st = inventory::CheckNoRealDevices(options.host_root); !st.ok()) return st;
-      auto emulated = inventory::PrepareEmulation(options.emulate, options.emulate_dir, options.lnc,
-                                                  options.emulate_scramble);
+      auto emulated =
+          inventory::PrepareEmulation(options.emulate, options.emulate_dir, options.lnc,
+                                      options.emulate_scramble, options.emulate_ultraserver);
       if (!emulated.ok()) return emulated.status();
       root = *emulated;
       owns_root = options.emulate_dir.empty();
@@ -80,6 +89,39 @@ struct App::State {
     wopts.scan.lnc = inventory::LncInputs::FromEnvironment(options.lnc);
     watcher = std::make_unique<inventory::Watcher>(*fs, clock, wopts);
     return absl::OkStatus();
+  }
+
+  // The publisher of the UltraServer node labels, or why there is none (logged once).
+  void OpenNodeLabels() {
+    if (!options.ultraserver_labels) {
+      spdlog::info("UltraServer node labels off (--ultraserver-labels=false)");
+      return;
+    }
+    if (options.node_name.empty()) {
+      spdlog::info("UltraServer node labels not published: no --node-name (NODE_NAME)");
+      return;
+    }
+    std::shared_ptr<k8s::RestClient> client = options.client;
+    if (client == nullptr) {
+      absl::StatusOr<std::shared_ptr<k8s::RestClient>> made =
+          k8s::MakeClientIfConfigured(options.kubeconfig);
+      if (!made.ok()) {
+        spdlog::warn("UltraServer node labels not published: no API client error=\"{}\"",
+                     std::string(made.status().message()));
+        return;
+      }
+      client = *std::move(made);
+    }
+    if (client == nullptr) {
+      spdlog::info(
+          "UltraServer node labels not published: no --kubeconfig and not in a cluster (no API "
+          "access)");
+      return;
+    }
+    NodeLabelPublisherOptions publisher{options.node_name, options.label_backoff,
+                                        options.label_check_interval};
+    publisher.on_failure = [this] { node_patch_errors->Increment(); };
+    node_labels = std::make_unique<NodeLabelPublisher>(std::move(client), std::move(publisher));
   }
 
   // The agent's own metrics, beside the inventory's.
@@ -106,6 +148,13 @@ struct App::State {
                         .Help("Failed writes of the NFD features file.")
                         .Register(*registry)
                         .Add({});
+    node_patch_errors = &prometheus::BuildCounter()
+                             .Name("neuron_agent_node_label_patch_errors_total")
+                             .Help(
+                                 "Failed patches of the UltraServer labels on the agent's Node "
+                                 "(retried with backoff).")
+                             .Register(*registry)
+                             .Add({});
   }
 
   // /metrics (the page rendered per scan), /inventory and the health endpoints.
@@ -195,6 +244,7 @@ absl::Status App::Start() {
   State& s = *state_;
   if (absl::Status st = s.OpenHost(); !st.ok()) return st;
   s.RegisterSelfMetrics();
+  s.OpenNodeLabels();
   s.watcher->Subscribe([&s](const inventory::Inventory& inv) {
     int healthy = 0;
     for (const auto& d : inv.devices) healthy += d.healthy ? 1 : 0;
@@ -204,6 +254,7 @@ absl::Status App::Start() {
         inv.devices.size(), healthy, inv.total_cores, inv.total_physical_cores, inv.lnc,
         inv.instance_type);
     s.PublishLabels(inv);
+    if (s.node_labels) s.node_labels->Set(inv.ultraserver);
   });
   s.collector = std::make_shared<InventoryCollector>([&s] { return s.watcher->Current(); });
   s.PollOnce();
@@ -214,6 +265,7 @@ absl::Status App::Start() {
   }
   if (absl::Status st = s.Serve(); !st.ok()) return st;
   s.StartPollers();
+  if (s.node_labels) s.node_labels->Start();  // patches once started: nothing on a failed start
   s.ready = true;
   return absl::OkStatus();
 }
@@ -224,6 +276,7 @@ void App::Stop() {
   NotifyOnce(s.stop_polling);  // Stop() runs twice: from Run() and the destructor
   if (s.poller.joinable()) s.poller.join();
   if (s.health_poller.joinable()) s.health_poller.join();
+  if (s.node_labels) s.node_labels->Stop();
   s.http.Stop();
   if (s.owns_root) {
     std::error_code ec;

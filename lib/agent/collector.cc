@@ -3,6 +3,7 @@
 #include <string>
 #include <utility>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "lib/metrics/exposition.h"
 #include "lib/sysfs/device_leaves.h"
@@ -42,6 +43,32 @@ void Push(std::vector<prometheus::MetricFamily>& out, FamilyBuilder& b) {
   if (!b.empty()) out.push_back(b.Build());
 }
 
+// neuron_ultraserver_info: the node's place in its UltraServer, as its node labels say it (an
+// id is "" for a set size the node has no id for); absent on other nodes.
+void AppendUltraServerFamily(const inventory::Inventory& inv,
+                             std::vector<prometheus::MetricFamily>& out) {
+  if (!inv.ultraserver) return;
+  const ultraserver::Identity& id = *inv.ultraserver;
+  const std::optional<ultraserver::SetMember> two = id.MemberOf(2), four = id.MemberOf(4);
+  auto server = [](const std::optional<ultraserver::SetMember>& m) {
+    return m ? m->server_id : std::string();
+  };
+  auto node = [](const std::optional<ultraserver::SetMember>& m) {
+    return m ? absl::StrCat(m->node_id) : std::string();
+  };
+  FamilyBuilder info("neuron_ultraserver_info",
+                     "The node's UltraServer identity from the Neuron driver (modes it supports, "
+                     "server and node ids of its sets of 4 and 2); absent outside UltraServers.",
+                     MetricType::Gauge);
+  info.Add({{"modes", ultraserver::ModesLabelValue(id.modes)},
+            {"server_id_4", server(four)},
+            {"node_id_4", node(four)},
+            {"server_id_2", server(two)},
+            {"node_id_2", node(two)}},
+           1);
+  Push(out, info);
+}
+
 void AppendNodeFamilies(const inventory::Inventory& inv,
                         std::vector<prometheus::MetricFamily>& out) {
   int present_devices = 0;
@@ -76,6 +103,7 @@ void AppendNodeFamilies(const inventory::Inventory& inv,
                             "Sysfs reads that failed or held garbled values.", MetricType::Counter);
   read_errors.Add({}, static_cast<double>(inv.read_errors));
   Push(out, read_errors);
+  AppendUltraServerFamily(inv, out);
 }
 
 // The per-device and per-core families, filled device by device.

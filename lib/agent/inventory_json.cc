@@ -1,9 +1,21 @@
 #include "lib/agent/inventory_json.h"
 
 #include "absl/strings/str_format.h"
+#include "lib/ultraserver/labels.h"
 #include "nlohmann/json.hpp"
 
 namespace neuron::agent {
+namespace {
+
+// The identity as the node labels carry it; null outside UltraServers.
+nlohmann::json UltraServerJson(const std::optional<ultraserver::Identity>& id) {
+  if (!id) return nullptr;
+  nlohmann::json labels = nlohmann::json::object();
+  for (const auto& [key, value] : ultraserver::IdentityLabels(*id)) labels[key] = value;
+  return {{"modes", id->modes}, {"trn3", id->trn3}, {"labels", std::move(labels)}};
+}
+
+}  // namespace
 
 std::string InventoryJson(const inventory::Inventory& inv) {
   nlohmann::json devices = nlohmann::json::array();
@@ -37,6 +49,7 @@ std::string InventoryJson(const inventory::Inventory& inv) {
       {"lnc", std::move(lnc)},
       {"read_errors", inv.read_errors},
       {"devices", std::move(devices)},
+      {"ultraserver", UltraServerJson(inv.ultraserver)},
   };
   return doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }

@@ -13,8 +13,14 @@
 
 namespace neuron::inventory {
 
-absl::StatusOr<sysfs::EmulationSpec> BuildEmulationSpec(const topology::Shape& shape, int lnc,
-                                                        uint64_t scramble_seed) {
+absl::StatusOr<sysfs::EmulationSpec> BuildEmulationSpec(
+    const topology::Shape& shape, int lnc, uint64_t scramble_seed,
+    const std::optional<ultraserver::EmulatedNode>& ultraserver) {
+  if (ultraserver && shape.instance_type != kUltraServerShape) {
+    return absl::InvalidArgumentError(absl::StrCat("an UltraServer node can only be emulated as ",
+                                                   kUltraServerShape, ", not ",
+                                                   shape.instance_type));
+  }
   // Validates lnc against the family; the logical count it computes is the runtime's business.
   NEURON_ASSIGN_OR_RETURN(const topology::NodeTopology topo,
                           topology::TopologyForShape(shape, lnc));
@@ -31,7 +37,21 @@ absl::StatusOr<sysfs::EmulationSpec> BuildEmulationSpec(const topology::Shape& s
   spec.lnc = lnc;
   spec.links = shape.links;
   spec.numa_nodes = std::max(1, shape.numa_nodes);
+  if (ultraserver) spec.class_attributes = ultraserver::EmulatedClassAttributes(*ultraserver);
   return spec;
+}
+
+absl::StatusOr<std::optional<ultraserver::EmulatedNode>> ParseEmulateUltraServerFlag(
+    const std::string& emulate, const std::string& flag) {
+  if (flag.empty()) return std::optional<ultraserver::EmulatedNode>();
+  NEURON_ASSIGN_OR_RETURN(ultraserver::EmulatedNode node, ultraserver::ParseEmulatedNode(flag));
+  if (emulate != kUltraServerShape) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--emulate-ultraserver needs --emulate=", kUltraServerShape, " (the UltraServer node type)",
+        emulate.empty() ? std::string(", and --emulate is not set")
+                        : absl::StrCat(", not --emulate=", emulate)));
+  }
+  return std::optional<ultraserver::EmulatedNode>(std::move(node));
 }
 
 namespace {
@@ -69,16 +89,16 @@ absl::StatusOr<std::string> MakeEmulationTempDir(uint64_t need) {
   return tmpl;
 }
 
-absl::StatusOr<std::string> PrepareEmulation(const std::string& instance_type,
-                                             const std::string& dir, int lnc,
-                                             uint64_t scramble_seed) {
+absl::StatusOr<std::string> PrepareEmulation(
+    const std::string& instance_type, const std::string& dir, int lnc, uint64_t scramble_seed,
+    const std::optional<ultraserver::EmulatedNode>& ultraserver) {
   const topology::Shape* shape = topology::FindShape(instance_type);
   if (shape == nullptr) {
     return absl::NotFoundError(
         absl::StrCat("unknown instance type for emulation: ", instance_type));
   }
   NEURON_ASSIGN_OR_RETURN(const sysfs::EmulationSpec spec,
-                          BuildEmulationSpec(*shape, lnc, scramble_seed));
+                          BuildEmulationSpec(*shape, lnc, scramble_seed, ultraserver));
   std::string root = dir;
   if (root.empty()) {
     const uint64_t need = sysfs::EmulatedTreeBytes(spec.devices, spec.cores_per_device,
@@ -92,10 +112,11 @@ absl::StatusOr<std::string> PrepareEmulation(const std::string& instance_type,
                           sysfs::WriteEmulatedTree(root, spec));
   spdlog::info(
       "emulated host written instance_type={} devices={} physical_cores_per_device={} "
-      "sysfs_layout={} lnc_file={} root={}",
+      "sysfs_layout={} lnc_file={} ultraserver={} root={}",
       instance_type, addrs.size(), spec.cores_per_device,
       scramble_seed == 0 ? std::string("driver-2.30.2") : absl::StrCat("scrambled:", scramble_seed),
-      lnc > 0 ? std::to_string(lnc) : "none", root);
+      lnc > 0 ? std::to_string(lnc) : "none",
+      ultraserver ? absl::StrCat(ultraserver->name, ":", ultraserver->node) : "none", root);
   return root;
 }
 

@@ -35,10 +35,14 @@ WatchedHost::~WatchedHost() {
 absl::StatusOr<std::unique_ptr<WatchedHost>> OpenHost(const HostOptions& opts) {
   auto host = std::make_unique<WatchedHost>();
   host->root = opts.host_root;
+  if (opts.emulate_ultraserver && opts.emulate.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--emulate-ultraserver needs --emulate=", kUltraServerShape));
+  }
   if (!opts.emulate.empty()) {
     if (absl::Status s = CheckNoRealDevices(opts.host_root); !s.ok()) return s;
-    absl::StatusOr<std::string> r =
-        PrepareEmulation(opts.emulate, opts.emulate_dir, opts.lnc, opts.emulate_scramble);
+    absl::StatusOr<std::string> r = PrepareEmulation(
+        opts.emulate, opts.emulate_dir, opts.lnc, opts.emulate_scramble, opts.emulate_ultraserver);
     if (!r.ok()) return r.status();
     host->root = *r;
     host->owns_root = opts.emulate_dir.empty();

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "absl/status/status.h"
@@ -15,6 +16,7 @@
 #include "absl/time/time.h"
 #include "lib/inventory/watcher.h"
 #include "lib/sysfs/fs.h"
+#include "lib/ultraserver/emulation.h"
 
 namespace neuron::inventory {
 
@@ -32,6 +34,9 @@ struct HostOptions {
   absl::Duration poll_interval = absl::Seconds(5);          // full rescan
   absl::Duration health_interval = absl::Milliseconds(50);  // health fast path; 0 = off
   absl::Duration healthy_after = absl::Seconds(30);         // quiet period before healthy again
+  // --emulate-ultraserver: the emulated host is this node of an UltraServer (emulate must be
+  // kUltraServerShape, emulation.h). Last, with a default, so positional initializers still fit.
+  std::optional<ultraserver::EmulatedNode> emulate_ultraserver = {};
 };
 
 struct WatchedHost {

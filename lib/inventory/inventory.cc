@@ -150,6 +150,7 @@ absl::StatusOr<Inventory> Scanner::Scan(bool rescan_pci) {
     inv.devices.push_back(*std::move(d));
   }
   ApplyLnc(inv);
+  ReadUltraServer(inv);
   inv.instance_type = ResolveInstanceType(inv);
   inv.read_errors = read_errors_;
   return inv;
@@ -311,6 +312,48 @@ void Scanner::ApplyLnc(Inventory& inv) {
     d.core_count = d.physical_cores / inv.lnc;
     inv.total_cores += d.core_count;
   }
+}
+
+namespace {
+
+void LogUltraServer(const std::optional<ultraserver::Identity>& id) {
+  if (!id) {
+    spdlog::info("UltraServer identity none (not an UltraServer node)");
+  } else if (id->trn3) {
+    spdlog::info("UltraServer identity modes={} reservation_id={} node_id={}",
+                 ultraserver::ModesLabelValue(id->modes), id->reservation_id, id->node_id);
+  } else {
+    spdlog::info(
+        "UltraServer identity modes={} server_id_4={} node_id_4={} server_id_2={} node_id_2={}",
+        ultraserver::ModesLabelValue(id->modes), id->server_id_4, id->node_id_4, id->server_id_2,
+        id->node_id_2);
+  }
+}
+
+}  // namespace
+
+void Scanner::ReadUltraServer(Inventory& inv) {
+  absl::StatusOr<std::optional<ultraserver::Identity>> id = ultraserver::ReadIdentity(fs_);
+  if (absl::IsUnavailable(id.status())) {
+    if (!ultraserver_busy_) {
+      spdlog::info("UltraServer identity unavailable, keeping the previous one error=\"{}\"",
+                   std::string(id.status().message()));
+      ultraserver_busy_ = true;
+    }
+    inv.ultraserver = last_ultraserver_;
+    return;
+  }
+  ultraserver_busy_ = false;
+  if (!id.ok()) {
+    // The message starts with the file's path: one warning per file, every failure counted.
+    const absl::string_view msg = id.status().message();
+    ReportError(std::string(msg.substr(0, msg.find(": "))), id.status());
+    last_ultraserver_.reset();
+    return;
+  }
+  if (*id != last_ultraserver_) LogUltraServer(*id);
+  last_ultraserver_ = *id;
+  inv.ultraserver = *std::move(id);
 }
 
 absl::StatusOr<Inventory> ReadInventory(const sysfs::Fs& fs, ScanOptions opts) {

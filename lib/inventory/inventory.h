@@ -27,6 +27,7 @@
 #include "lib/sysfs/fs.h"
 #include "lib/sysfs/pci.h"
 #include "lib/topology/topology.h"
+#include "lib/ultraserver/identity.h"
 
 namespace neuron::inventory {
 
@@ -90,6 +91,10 @@ struct Inventory {
   // Extras beyond the contract.
   std::string driver_instance_type = {};  // raw driver info/architecture/instance_type ("Trn1")
   std::string driver_version = {};        // sys/module/neuron/version ("2.24.7.0"); "" unknown
+  // The node's UltraServer identity from the driver's class attributes (lib/ultraserver);
+  // nullopt: not an UltraServer node, or its attributes are unreadable garbage. While the driver
+  // is busy (its election) the previous scan's identity is kept, never guessed.
+  std::optional<ultraserver::Identity> ultraserver = {};
 };
 
 struct ScanOptions {
@@ -134,6 +139,9 @@ class Scanner {
   std::string ResolveInstanceType(const Inventory& inv) const;
   // Resolves LNC (lnc.h) and fills the logical counts, or records why it cannot.
   void ApplyLnc(Inventory& inv);
+  // inv.ultraserver from the class attributes: Unavailable keeps the last identity (logged once
+  // per busy spell), any other error counts a read error and leaves none.
+  void ReadUltraServer(Inventory& inv);
 
   const sysfs::Fs& fs_;
   ScanOptions opts_;
@@ -145,6 +153,8 @@ class Scanner {
   uint64_t read_errors_ = 0;
   std::set<std::string> warned_;
   std::string last_lnc_error_;  // logged once per distinct error
+  std::optional<ultraserver::Identity> last_ultraserver_;
+  bool ultraserver_busy_ = false;  // the last read was Unavailable (logged once per spell)
 };
 
 // One-shot convenience: Scanner(fs, opts).Scan().

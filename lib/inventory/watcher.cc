@@ -31,14 +31,15 @@ void StoreCounter(Device& d, const std::string& name, uint64_t v) {
   }
 }
 
-// What a subscriber cares about: the device set and each device's health (not counters).
+// What a subscriber cares about: the device set and each device's health (not counters), and
+// the node's UltraServer identity.
 auto Shape(const Inventory& inv) {
   std::vector<std::tuple<int, bool, bool, std::string, std::string, int>> out;
   for (const Device& d : inv.devices) {
     out.emplace_back(d.index, d.present, d.healthy, d.unhealthy_reason, d.pci_address,
                      d.core_count);
   }
-  return std::make_tuple(out, inv.instance_type);
+  return std::make_tuple(out, inv.instance_type, inv.ultraserver);
 }
 
 int PresentCores(const Inventory& inv) {

@@ -73,7 +73,7 @@ class Watcher {
   bool PollHealth() ABSL_LOCKS_EXCLUDED(scan_mu_, health_mu_);
   Inventory Current() const;  // thread-safe copy
   // Called (from a polling thread, one call at a time) after every Poll/PollHealth that
-  // changed devices/health. Must not call Poll/PollHealth.
+  // changed devices/health (or the UltraServer identity). Must not call Poll/PollHealth.
   void Subscribe(std::function<void(const Inventory&)> on_change);
   // Poll() every interval and, on a second thread, PollHealth() every health_interval (both
   // via the clock) until stop.

@@ -1,8 +1,8 @@
 // File: lib/operator/children_metrics.cc
-// Our node agent (cmd/neuron-node-agent: Prometheus metrics, inventory, NFD feature labels) as
-// the `<name>-node-metrics` DaemonSet in place of the seed's neuron-monitor, with its headless
-// Service and, where the Prometheus operator is installed, a ServiceMonitor. Mirrors
-// deploy/node-agent/daemonset.yaml.
+// Our node agent (cmd/neuron-node-agent: Prometheus metrics, inventory, NFD feature labels,
+// AWS's UltraServer labels on its own Node) as the `<name>-node-metrics` DaemonSet in place of the
+// seed's neuron-monitor, with its account (nodes get/patch), its headless Service and, where the
+// Prometheus operator is installed, a ServiceMonitor. Mirrors deploy/node-agent/daemonset.yaml.
 #include <string>
 
 #include "lib/operator/children_internal.h"
@@ -14,14 +14,22 @@ namespace {
 constexpr int kMetricsPort = 8000;
 constexpr char kFeaturesDir[] = "/etc/kubernetes/node-feature-discovery/features.d";
 
+// The agent's account: it merge-patches AWS's UltraServer labels on its own Node
+// (lib/agent/node_label_publisher.h), so it needs nodes get and patch (RBAC cannot narrow that
+// to the pod's own node); nothing else.
+void AddAgentAccount(const DeviceConfig& dc, const std::string& sa, std::vector<Child>& out) {
+  out.push_back(ServiceAccount(dc, sa, Component::kMetrics));
+  const json rules =
+      json::array({{{"apiGroups", {""}}, {"resources", {"nodes"}}, {"verbs", {"get", "patch"}}}});
+  AddClusterRole(dc, ClusterName(dc, "node-metrics"), rules, sa, Component::kMetrics, out);
+}
+
 }  // namespace
 
 void AddMetrics(const DeviceConfig& dc, const ClusterApis& apis, const OperatorSettings& s,
                 std::vector<Child>& out) {
   const std::string name = dc.name + "-node-metrics";
-  Child sa = ServiceAccount(dc, name, Component::kMetrics);
-  sa.object["automountServiceAccountToken"] = false;  // the agent never calls the API server
-  out.push_back(std::move(sa));
+  AddAgentAccount(dc, name, out);
 
   // spec.nodeMetricsImage names the seed's neuron-monitor, which this DaemonSet does not run.
   const std::string image =
@@ -57,7 +65,6 @@ void AddMetrics(const DeviceConfig& dc, const ClusterApis& apis, const OperatorS
   json tolerations = NeuronTolerations();
   tolerations.push_back({{"key", "aws-neuron-driver-upgrade"}, {"operator", "Exists"}});
   json pod = {{"serviceAccountName", name},
-              {"automountServiceAccountToken", false},
               {"priorityClassName", "system-node-critical"},
               {"tolerations", std::move(tolerations)},
               {"containers", json::array({std::move(container)})},

@@ -12,6 +12,7 @@
 #include "lib/k8s/errors.h"
 #include "lib/k8s/object_view.h"
 #include "lib/operator/status.h"
+#include "lib/operator/ultraservers.h"
 #include "spdlog/spdlog.h"
 
 namespace neuron::op {
@@ -216,12 +217,15 @@ absl::StatusOr<ReconcileResult> Reconciler::Reconcile(const std::string& ns,
     }
   }
   NEURON_ASSIGN_OR_RETURN(const std::vector<json> nodes, nodes_());
+  std::vector<const json*> selected;
   for (const json& n : nodes) {
     const json& labels = MemberOrNull(n, {"metadata", "labels"});
     if (!SelectorMatches(dc.spec.selector, labels)) continue;
     ++seen.nodes_matching;
     if (StringMember(labels, kDraNodeLabel) == kDraNodeValue) ++seen.dra_nodes;
+    selected.push_back(&n);
   }
+  seen.ultra_servers = UltraServersStatus(selected);
   ReconcileResult result;
   absl::Status failed;
   if (!seen.blocker) {

@@ -379,6 +379,11 @@ json ComputeStatus(const DeviceConfig& dc, const ObservedState& seen, const json
   status["observedGeneration"] = dc.generation;
   status["conditions"] = std::move(conditions);
   WriteCounts(dc, seen, counts, status);
+  if (seen.ultra_servers.is_null()) {
+    status.erase("ultraServers");
+  } else {
+    status["ultraServers"] = seen.ultra_servers;
+  }
   return status;
 }
 

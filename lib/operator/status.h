@@ -50,6 +50,8 @@ struct ObservedState {
   nlohmann::json scheduler;   // Deployment <name>-custom-scheduler (with the extender in its pod)
   nlohmann::json dra_ds;      // DRA modes: DaemonSet <name>-dra-driver (AWS's or ours)
   nlohmann::json metrics_ds;  // DaemonSet <name>-node-metrics (the node agent)
+  // status.ultraServers from the selected Nodes' labels (ultraservers.h); null: none seen.
+  nlohmann::json ultra_servers;
   // The driver rollout this pass (kmm mode with a driverVersion); unset otherwise.
   std::optional<UpgradePlan> upgrade;
 };

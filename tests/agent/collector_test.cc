@@ -161,3 +161,35 @@ TEST_CASE("an empty node still exposes its zero gauges", "[agent]") {
 
 }  // namespace
 }  // namespace neuron::agent
+
+namespace neuron::agent {
+namespace {
+
+TEST_CASE("neuron_ultraserver_info carries the node's UltraServer identity", "[agent]") {
+  inventory::Inventory inv = TwoDevices();
+  CHECK(Render(inv).find("neuron_ultraserver_info") == std::string::npos);
+  ultraserver::Identity id;
+  id.modes = {1, 2, 4};
+  id.server_id_4 = "bog79p1y8tetj5uu";
+  id.node_id_4 = 3;
+  id.server_id_2 = "ygml2651y0lwdd46";
+  id.node_id_2 = 1;
+  inv.ultraserver = id;
+  std::string text = Render(inv);
+  CHECK(Has(text,
+            "neuron_ultraserver_info{modes=\"1_2_4\",server_id_4=\"bog79p1y8tetj5uu\","
+            "node_id_4=\"3\",server_id_2=\"ygml2651y0lwdd46\",node_id_2=\"1\"} 1"));
+  const absl::Status promtool = testing::PromtoolCheck(text);
+  INFO(promtool.message());
+  CHECK(promtool.ok());
+
+  inv.ultraserver->modes = {4};  // X1 only: no sets of 2 or 4, their ids are empty
+  text = Render(inv);
+  CHECK(Has(text,
+            "neuron_ultraserver_info{modes=\"4\",server_id_4=\"\",node_id_4=\"\",server_id_2=\"\","
+            "node_id_2=\"\"} 1"));
+  CHECK(testing::PromtoolCheck(text).ok());
+}
+
+}  // namespace
+}  // namespace neuron::agent

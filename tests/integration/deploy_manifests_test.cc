@@ -251,6 +251,56 @@ TEST_CASE("The device plugin's RBAC is exactly what it calls", "[deploy]") {
   CHECK(checked == 2);
 }
 
+// The ClusterRoles bound to `sa` of namespace `ns`, by name.
+std::vector<std::string> BoundRoles(const std::vector<Doc>& docs, const std::string& ns,
+                                    const std::string& sa) {
+  std::vector<std::string> bound;
+  for (const Doc& b : docs) {
+    if (b.kind() != "ClusterRoleBinding") continue;
+    for (const YAML::Node& s : b.node["subjects"]) {
+      if (s["kind"].as<std::string>("") == "ServiceAccount" && s["name"].as<std::string>() == sa &&
+          s["namespace"].as<std::string>("") == ns) {
+        bound.push_back(b.node["roleRef"]["name"].as<std::string>());
+      }
+    }
+  }
+  return bound;
+}
+
+TEST_CASE("The node agent's RBAC is nodes get and patch (its UltraServer labels)", "[deploy]") {
+  const std::vector<Doc> docs = LoadAll();
+  std::map<std::string, YAML::Node> roles;
+  for (const Doc& d : docs) {
+    if (d.kind() == "ClusterRole") roles[d.name()] = d.node;
+  }
+  int checked = 0;
+  for (const Doc& ds : docs) {
+    if (ds.kind() != "DaemonSet") continue;
+    const YAML::Node spec = ds.node["spec"]["template"]["spec"];
+    if (spec["containers"][0]["command"][0].as<std::string>("").find("neuron-node-agent") ==
+        std::string::npos) {
+      continue;
+    }
+    INFO(ds.file);
+    // The token is mounted: the agent patches its Node through the API.
+    CHECK(spec["automountServiceAccountToken"].as<std::string>("true") == "true");
+    const std::vector<std::string> bound =
+        BoundRoles(docs, ds.ns(), spec["serviceAccountName"].as<std::string>());
+    REQUIRE(bound.size() == 1);
+    REQUIRE(roles.count(bound[0]) == 1);
+    const YAML::Node rules = roles[bound[0]]["rules"];
+    REQUIRE(rules.size() == 1);
+    CHECK(rules[0]["apiGroups"].as<std::vector<std::string>>() == std::vector<std::string>{""});
+    CHECK(rules[0]["resources"].as<std::vector<std::string>>() ==
+          std::vector<std::string>{"nodes"});
+    std::vector<std::string> verbs = rules[0]["verbs"].as<std::vector<std::string>>();
+    std::sort(verbs.begin(), verbs.end());
+    CHECK(verbs == std::vector<std::string>{"get", "patch"});
+    ++checked;
+  }
+  CHECK(checked == 2);  // hardware + emulated
+}
+
 TEST_CASE("Every workload runs its binary's own image, as the image scripts name them",
           "[deploy]") {
   auto read = [](const std::string& rel) {

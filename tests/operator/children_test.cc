@@ -358,5 +358,30 @@ TEST_CASE("deletion goes from the device's users to the driver", "[operator][chi
   CHECK(pos(Component::kDra) < pos(Component::kDriver));
 }
 
+TEST_CASE("the node agent's account may get and patch nodes, and its token is mounted",
+          "[operator][children]") {
+  const DeviceConfig dc = Sample();
+  const std::vector<Child> children = DesiredChildren(dc, {}, {});
+  const json* ds = Find(children, "DaemonSet", "neuron-node-metrics");
+  REQUIRE(ds != nullptr);
+  const json& pod = ds->at("spec").at("template").at("spec");
+  CHECK(pod.value("automountServiceAccountToken", true));
+  const json* sa = Find(children, "ServiceAccount", "neuron-node-metrics");
+  REQUIRE(sa != nullptr);
+  CHECK(sa->value("automountServiceAccountToken", true));
+  const std::string role_name = "aws-neuron-operator-neuron-node-metrics";
+  const json* role = Find(children, "ClusterRole", role_name);
+  REQUIRE(role != nullptr);
+  CHECK(
+      role->at("rules") ==
+      json::array({{{"apiGroups", {""}}, {"resources", {"nodes"}}, {"verbs", {"get", "patch"}}}}));
+  const json* binding = Find(children, "ClusterRoleBinding", role_name);
+  REQUIRE(binding != nullptr);
+  CHECK(binding->at("roleRef").at("name") == role_name);
+  CHECK(binding->at("subjects") == json::array({{{"kind", "ServiceAccount"},
+                                                 {"name", pod.at("serviceAccountName")},
+                                                 {"namespace", dc.ns}}}));
+}
+
 }  // namespace
 }  // namespace neuron::op

@@ -14,6 +14,7 @@
 #include "absl/strings/match.h"
 #include "catch2/catch.hpp"
 #include "lib/operator/device_config.h"
+#include "lib/operator/ultraservers.h"
 #include "lib/operator/upgrade.h"
 #include "lib/operator/yaml_input.h"
 #include "tests/fakes/apiserver/fake_apiserver.h"
@@ -354,6 +355,35 @@ TEST_CASE("both samples go in through either version and come out through both",
   auto after = Call(port, "GET", Collection("v1alpha1") + "/neuron-0");
   CHECK(after.body["status"]["driverSummary"] == "3/4");
   CHECK(after.body["status"]["driver"]["availableNumber"] == 3);
+}
+
+TEST_CASE("status.ultraServers: the schema names every field the operator writes",
+          "[operator][crd]") {
+  json crd = Crd();
+  const json node = {{"metadata",
+                      {{"name", "us-0"},
+                       {"labels",
+                        {{"neuron.amazonaws.com/ultraserver-mode", "1_2_4"},
+                         {"neuron.amazonaws.com/ultraserver-server-id-4", "aaaa"},
+                         {"neuron.amazonaws.com/ultraserver-node-id-4", "0"}}}}}};
+  const json written = UltraServersStatus({&node});
+  REQUIRE(written.is_object());
+  for (const char* version : {"v1alpha1", "v1beta1"}) {
+    CAPTURE(version);
+    json& p = Version(
+        crd,
+        version)["schema"]["openAPIV3Schema"]["properties"]["status"]["properties"]["ultraServers"];
+    CHECK(p["type"] == "object");
+    for (const auto& [key, value] : written.items()) {
+      CAPTURE(key);
+      CHECK(p["properties"].contains(key));
+    }
+    const json& server = p["properties"]["servers"]["items"]["properties"];
+    for (const auto& [key, value] : written.at("servers").at(0).items()) {
+      CAPTURE(key);
+      CHECK(server.contains(key));
+    }
+  }
 }
 
 TEST_CASE("discovery lists deviceconfigs with their short names in both versions",

@@ -99,6 +99,16 @@ start() {
   [ "$(kubectl get nodes -l neuron.amazonaws.com/ultraserver-server-id-4 -o name | wc -l)" -ge 8 ] ||
     die "not every node is labelled; see $K/log/us-agent-*.log"
   log "every node labelled and every driver published its slice"
+  # node-1's driver must also be registered with the real kubelet before a pod there can start
+  # (its /readyz on the first metrics port); the kubelet can take a minute or two to get to it.
+  for _ in $(seq 1 240); do
+    if curl -fsS http://127.0.0.1:9501/readyz >/dev/null 2>&1; then
+      log "node-1's driver registered with the kubelet"
+      return 0
+    fi
+    sleep 1
+  done
+  die "node-1's driver not registered with the kubelet after 240 s; see $K/log/us-driver-node-1.log"
 }
 
 # A LeaderWorkerSet-style group member: the labels LWS gives its pods and the affinity its webhook

@@ -14,13 +14,17 @@
 namespace neuron::ultraserver {
 namespace {
 
-// FNV-1a: a stable 64-bit id from a name (not a secret, only distinct).
-uint64_t Fnv1a(const std::string& s) {
+// FNV-1a, then splitmix64's finalizer: a stable 64-bit id from a name (not a secret, only
+// distinct; without the finalizer "us-a" and "us-b" give ids that differ in a few digits).
+uint64_t StableId(const std::string& s) {
   uint64_t h = 14695981039346656037ull;
   for (unsigned char c : s) {
     h ^= c;
     h *= 1099511628211ull;
   }
+  h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ull;
+  h = (h ^ (h >> 27)) * 0x94d049bb133111ebull;
+  h ^= h >> 31;
   return h == 0 ? 1 : h;  // all zeros means "none" to the driver
 }
 
@@ -62,9 +66,9 @@ std::map<std::string, std::string> EmulatedClassAttributes(const EmulatedNode& n
   const int pair = node.node / 2;
   return {
       {kModesFile, absl::StrCat(absl::StrJoin(node.modes, ","), "\n")},
-      {ServerIdFile(4), Hex16(Fnv1a(absl::StrCat("x4/", node.name))) + "\n"},
+      {ServerIdFile(4), Hex16(StableId(absl::StrCat("x4/", node.name))) + "\n"},
       {NodeIdFile(4), absl::StrCat(node.node, "\n")},
-      {ServerIdFile(2), Hex16(Fnv1a(absl::StrCat("x2/", node.name, "/", pair))) + "\n"},
+      {ServerIdFile(2), Hex16(StableId(absl::StrCat("x2/", node.name, "/", pair))) + "\n"},
       {NodeIdFile(2), absl::StrCat(node.node % 2, "\n")},
   };
 }

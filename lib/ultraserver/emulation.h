@@ -4,7 +4,7 @@
 // <name> names the UltraServer (1..32 characters of [0-9A-Za-z._-]); <node> is node_id_4, 0..3;
 // <modes> the runtime modes the node supports (default "1,2,4", as AWS's example nodes show).
 // Nodes 0,1 and 2,3 are the pairs (node_id_2 = node % 2), as AWS's labelled example shows.
-// Server ids are 16 hex digits derived from the name (and pair), like the driver's "%016llx", so
+// Server ids are 16 hex digits hashed from the name (and pair), like the driver's "%016llx", so
 // four agents given the same name agree without talking to each other.
 #pragma once
 

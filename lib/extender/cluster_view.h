@@ -31,6 +31,7 @@
 #include "lib/extender/node.h"
 #include "lib/extender/node_key.h"
 #include "lib/extender/pod.h"
+#include "lib/ultraserver/runtime_env.h"
 #include "nlohmann/json.hpp"
 
 namespace neuron::extender {
@@ -72,6 +73,7 @@ struct PodHoldings {
   std::vector<Holding> holdings;
   NeuronRequest pending{};       // a live pod that waits for a node: what it asks for
   std::string scheduler_name{};  // of a pending pod: who may bind it
+  std::optional<PodGroup> group{};  // the pod's UltraServer group, if any
 };
 PodHoldings HoldingsFor(const PodInfo& pod);
 
@@ -81,6 +83,18 @@ struct PendingPod {
   std::string uid;
   NeuronRequest request;
   std::string scheduler_name;
+  std::optional<PodGroup> group{};
+};
+
+// One candidate's standing for a pod of an UltraServer group, as far as the view decides it
+// under its lock (group_decide.h adds whether each node of the set fits the pod's request).
+struct GroupCheck {
+  bool ok = false;
+  bool unresolvable = false;
+  std::string reason;
+  const char* category = "";
+  std::string set_name;                // "UltraServer set <id>" or "node <name>" (N = 1)
+  std::vector<std::string> fit_nodes;  // when ok: each must fit the pod's request
 };
 
 // The kind and count a request asks for; InvalidArgument when it asks both kinds.
@@ -135,6 +149,25 @@ class ClusterView {
   // The node's shape, free devices and cores, and who holds what.
   std::optional<nlohmann::json> DebugNode(const std::string& node) const;
 
+  // --- UltraServer groups (pod_group.h). Sets come from the nodes' identity labels, indexed
+  // by server id as nodes change; a set is held by a group that reserved it (its first bind,
+  // until all N pods are seen bound or `ttl` passes) or has a live pod on one of its nodes.
+  // The standing of each of `names` for group pod `pod` (its group must be valid).
+  std::vector<GroupCheck> CheckGroup(const PodInfo& pod,
+                                     const std::vector<std::string_view>& names) const;
+  // Prioritize for a group pod: 1..10, higher where the node's UltraServer is already in use
+  // by other groups (small sets packed, whole UltraServers kept free); 10 for sets of 4.
+  std::vector<int> GroupScores(const PodInfo& pod,
+                               const std::vector<std::string_view>& names) const;
+  // Bind's step for a group pod: checks `node` once more under the lock, reserves the set
+  // when this is the group's first pod, records the pod as placed there and returns where it
+  // runs. FailedPrecondition when the node is not (any more) the group's to take.
+  absl::StatusOr<ultraserver::Placement> PlaceGroupPod(const PodInfo& pod, const std::string& node,
+                                                       absl::Duration ttl);
+  // Undoes PlaceGroupPod after a failed bind (the reservation goes when nothing else is placed).
+  void UnplaceGroupPod(const PodInfo& pod);
+  size_t group_reservation_count() const;
+
   size_t node_count() const;
   size_t pod_count() const;  // pods holding Neuron resources
   size_t reservation_count() const;
@@ -145,6 +178,43 @@ class ClusterView {
     Choice choice;
     absl::Time expires;
   };
+  struct GroupReservation {
+    int size = 0;
+    std::string server_id;
+    std::vector<std::string> nodes;          // by node id
+    std::map<std::string, std::string> placed;  // pod key -> node, by bind
+    absl::Time expires;
+  };
+  // The set of `size` that `node` belongs to: its name and its nodes by node id ("" where
+  // unknown); false when the node has no such set.
+  bool SetOfLocked(const std::string& node, int size, std::string& server_id,
+                   std::vector<std::string>& nodes) const ABSL_SHARED_LOCKS_REQUIRED(mu_);
+  void IndexNodeLocked(const std::string& name, const NodeInfo* info)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void TrackGroupPodLocked(const std::string& key, const std::string& group,
+                           const std::string& node) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void UntrackGroupPodLocked(const std::string& key) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void EraseGroupReservationLocked(const std::string& group) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The groups other than `except` that hold `node`: its live reservation, its live pods.
+  std::vector<std::string> HoldersLocked(const std::string& node, const std::string& except,
+                                         absl::Time now) const ABSL_SHARED_LOCKS_REQUIRED(mu_);
+  // The set group `g` occupies: reserved, else where its live pods run. False: none yet.
+  bool GroupSetLocked(const PodGroup& g, absl::Time now, std::string& server_id,
+                      std::vector<std::string>& nodes) const ABSL_SHARED_LOCKS_REQUIRED(mu_);
+  // Nodes where pods of `group` other than `pod` run or were placed by bind.
+  std::set<std::string> TakenLocked(const std::string& group, const std::string& pod,
+                                    absl::Time now) const ABSL_SHARED_LOCKS_REQUIRED(mu_);
+  GroupCheck CheckInSetLocked(const PodGroup& g, const std::string& name,
+                              const std::string& server_id, const std::vector<std::string>& set,
+                              const std::set<std::string>& taken, absl::Time now) const
+      ABSL_SHARED_LOCKS_REQUIRED(mu_);
+  GroupCheck CheckNewSetLocked(const PodGroup& g, const std::string& name, absl::Time now) const
+      ABSL_SHARED_LOCKS_REQUIRED(mu_);
+  std::optional<std::string> SetProblemLocked(const PodGroup& g, const std::string& set_name,
+                                              const std::vector<std::string>& nodes,
+                                              absl::Time now) const
+      ABSL_SHARED_LOCKS_REQUIRED(mu_);
+
   struct NodeEntry {
     // Snapshot() cache: valid until `cached_until` (the first counted reservation expiry) or
     // until a change resets it; only set while `info` is. First, so that a filter's lookup of
@@ -176,6 +246,17 @@ class ClusterView {
   std::unordered_map<std::string, std::string> pod_node_ ABSL_GUARDED_BY(mu_);      // key -> node
   std::unordered_map<std::string, Reservation> reservations_ ABSL_GUARDED_BY(mu_);  // by uid
   std::unordered_map<std::string, PendingPod> pending_ ABSL_GUARDED_BY(mu_);        // by key
+  // UltraServer sets: server id -> nodes by node id, for sets of 2 and of 4.
+  absl::flat_hash_map<std::string, std::vector<std::string>> sets2_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_map<std::string, std::vector<std::string>> sets4_ ABSL_GUARDED_BY(mu_);
+  // Live bound pods of groups: pod key -> (group, node); group -> its pods; node -> groups.
+  std::unordered_map<std::string, std::pair<std::string, std::string>> pod_group_
+      ABSL_GUARDED_BY(mu_);
+  std::unordered_map<std::string, std::map<std::string, std::string>> group_pods_
+      ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_map<std::string, std::map<std::string, int>> node_groups_ ABSL_GUARDED_BY(mu_);
+  std::unordered_map<std::string, GroupReservation> group_res_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_map<std::string, std::string> node_reserved_ ABSL_GUARDED_BY(mu_);  // -> group
 };
 
 }  // namespace neuron::extender

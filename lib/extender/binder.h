@@ -7,8 +7,9 @@
 //      ClusterView, so concurrent binds to one node never overlap;
 //   3. POST pods/<name>/binding carrying the handshake annotations in metadata.annotations and
 //      the pod's UID as precondition (for a pod of an UltraServer group also its placement,
-//      pod_group.h, after the group's set is reserved: ClusterView::PlaceGroupPod): the apiserver merges those keys into the pod in the same
-//      write that sets nodeName (other keys are kept), and refuses a recreated or bound pod.
+//      pod_group.h, after the group's set is reserved: ClusterView::PlaceGroupPod): the apiserver
+//      merges those keys into the pod in the same write that sets nodeName (other keys are kept),
+//      and refuses a recreated or bound pod.
 // No Event of ours: kube-scheduler records Scheduled after a successful extender bind. A 409
 // where the pod already sits on that node is a retry after a lost reply, hence success.
 //

@@ -71,8 +71,8 @@ struct PodHoldings {
   std::string uid;
   std::string node;
   std::vector<Holding> holdings;
-  NeuronRequest pending{};       // a live pod that waits for a node: what it asks for
-  std::string scheduler_name{};  // of a pending pod: who may bind it
+  NeuronRequest pending{};          // a live pod that waits for a node: what it asks for
+  std::string scheduler_name{};     // of a pending pod: who may bind it
   std::optional<PodGroup> group{};  // the pod's UltraServer group, if any
 };
 PodHoldings HoldingsFor(const PodInfo& pod);
@@ -181,7 +181,7 @@ class ClusterView {
   struct GroupReservation {
     int size = 0;
     std::string server_id;
-    std::vector<std::string> nodes;          // by node id
+    std::vector<std::string> nodes;             // by node id
     std::map<std::string, std::string> placed;  // pod key -> node, by bind
     absl::Time expires;
   };
@@ -212,8 +212,7 @@ class ClusterView {
       ABSL_SHARED_LOCKS_REQUIRED(mu_);
   std::optional<std::string> SetProblemLocked(const PodGroup& g, const std::string& set_name,
                                               const std::vector<std::string>& nodes,
-                                              absl::Time now) const
-      ABSL_SHARED_LOCKS_REQUIRED(mu_);
+                                              absl::Time now) const ABSL_SHARED_LOCKS_REQUIRED(mu_);
 
   struct NodeEntry {
     // Snapshot() cache: valid until `cached_until` (the first counted reservation expiry) or

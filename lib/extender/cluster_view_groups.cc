@@ -207,8 +207,8 @@ std::optional<std::string> ClusterView::SetProblemLocked(const PodGroup& g,
                                                          const std::string& set_name,
                                                          const std::vector<std::string>& nodes,
                                                          absl::Time now) const {
-  const auto known = std::count_if(nodes.begin(), nodes.end(),
-                                   [](const std::string& n) { return !n.empty(); });
+  const auto known =
+      std::count_if(nodes.begin(), nodes.end(), [](const std::string& n) { return !n.empty(); });
   if (known < g.set_size) {
     return absl::StrCat(set_name, " has only ", known, " of its ", g.set_size,
                         " nodes in the cluster");
@@ -256,11 +256,11 @@ GroupCheck ClusterView::CheckNewSetLocked(const PodGroup& g, const std::string& 
                   "us_mode");
   }
   if (g.set_size > 1 && m->node_id != 0) {
-    return Refuse(true,
-                  absl::StrCat("group ", g.key, " starts on node 0 of a free UltraServer set; ",
-                               "this is node ", m->node_id, " of ",
-                               SetName(g.set_size, m->server_id)),
-                  "us_rank");
+    return Refuse(
+        true,
+        absl::StrCat("group ", g.key, " starts on node 0 of a free UltraServer set; ",
+                     "this is node ", m->node_id, " of ", SetName(g.set_size, m->server_id)),
+        "us_rank");
   }
   GroupCheck ok;
   std::string server_id;
@@ -278,8 +278,7 @@ GroupCheck ClusterView::CheckNewSetLocked(const PodGroup& g, const std::string& 
 GroupCheck ClusterView::CheckInSetLocked(const PodGroup& g, const std::string& name,
                                          const std::string& server_id,
                                          const std::vector<std::string>& set,
-                                         const std::set<std::string>& taken,
-                                         absl::Time now) const {
+                                         const std::set<std::string>& taken, absl::Time now) const {
   const std::string set_name = SetName(g.set_size, server_id);
   if (std::find(set.begin(), set.end(), name) == set.end()) {
     return Refuse(true,
@@ -288,8 +287,7 @@ GroupCheck ClusterView::CheckInSetLocked(const PodGroup& g, const std::string& n
                   "us_other_set");
   }
   if (taken.count(name) > 0) {
-    return Refuse(true, absl::StrCat("node already runs a pod of group ", g.key),
-                  "us_same_node");
+    return Refuse(true, absl::StrCat("node already runs a pod of group ", g.key), "us_same_node");
   }
   if (std::vector<std::string> h = HoldersLocked(name, g.key, now); !h.empty()) {
     return Refuse(false, absl::StrCat("node of ", set_name, " is held by group ", h.front()),
@@ -378,7 +376,8 @@ absl::StatusOr<ultraserver::Placement> ClusterView::PlaceGroupPod(const PodInfo&
   std::string server_id;
   std::vector<std::string> set;
   if (GroupSetLocked(g, now, server_id, set)) {
-    GroupCheck c = CheckInSetLocked(g, node, server_id, set, TakenLocked(g.key, pod.Key(), now), now);
+    GroupCheck c =
+        CheckInSetLocked(g, node, server_id, set, TakenLocked(g.key, pod.Key(), now), now);
     if (!c.ok) {
       return absl::FailedPreconditionError(c.reason);
     }
@@ -391,7 +390,8 @@ absl::StatusOr<ultraserver::Placement> ClusterView::PlaceGroupPod(const PodInfo&
       return absl::FailedPreconditionError(c.reason);
     }
     SetOfLocked(node, g.set_size, server_id, set);
-    group_res_[g.key] = GroupReservation{g.set_size, server_id, set, {{pod.Key(), node}}, now + ttl};
+    group_res_[g.key] =
+        GroupReservation{g.set_size, server_id, set, {{pod.Key(), node}}, now + ttl};
     for (const std::string& n : set) {
       node_reserved_[n] = g.key;
     }

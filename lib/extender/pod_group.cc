@@ -73,9 +73,9 @@ std::optional<PodGroup> LwsGroup(const std::string& ns, const std::string& group
   }
   const std::string size = StringIn(annotations, kLwsSizeAnnotation).value_or("");
   if (size != std::to_string(n)) {
-    return Bad(g.key, absl::StrCat("LeaderWorkerSet group size ", kLwsSizeAnnotation, "=\"",
-                                   Shown(size), "\" must equal the UltraServer set size ", n,
-                                   " (one pod per node)"));
+    return Bad(g.key,
+               absl::StrCat("LeaderWorkerSet group size ", kLwsSizeAnnotation, "=\"", Shown(size),
+                            "\" must equal the UltraServer set size ", n, " (one pod per node)"));
   }
   g.set_size = n;
   return g;
@@ -112,9 +112,9 @@ std::optional<PodGroup> ParsePodGroup(const std::string& ns, const json* labels,
     return LwsGroup(ns, *lws, annotations, declared);
   }
   if (declared > 0) {
-    return Bad("", absl::StrCat(kUltraServerNodesKey, " is set but the pod names no group (label ",
-                                kPodGroupLabel, " or a LeaderWorkerSet's ", kLwsGroupKeyLabel,
-                                ")"));
+    return Bad("",
+               absl::StrCat(kUltraServerNodesKey, " is set but the pod names no group (label ",
+                            kPodGroupLabel, " or a LeaderWorkerSet's ", kLwsGroupKeyLabel, ")"));
   }
   return std::nullopt;
 }

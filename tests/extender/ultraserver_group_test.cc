@@ -87,8 +87,7 @@ std::vector<std::string> PlaceGroup(UsCluster& u, const std::string& prefix, int
 
 void CheckRanks(UsCluster& u, const std::string& prefix, const std::vector<std::string>& nodes,
                 const std::string& mode) {
-  const auto want_id = EmulatedIdentity(
-      "us-" + Us(nodes[0]), nodes[0].back() - '0');
+  const auto want_id = EmulatedIdentity("us-" + Us(nodes[0]), nodes[0].back() - '0');
   const int n = static_cast<int>(nodes.size());
   for (int i = 0; i < n; ++i) {
     const std::string pod = prefix + "-" + std::to_string(i);

@@ -41,8 +41,7 @@ inline json UsNode(const std::string& name, const std::string& us, int node, int
 
 // A pod of group `group` (label neuron.aws.com/pod-group) asking for a set of `n` nodes and
 // `devices` Neuron devices.
-inline json GroupPod(const std::string& name, const std::string& group, int n,
-                     int devices = 16) {
+inline json GroupPod(const std::string& name, const std::string& group, int n, int devices = 16) {
   json p = Pod(name, kDev, devices);
   p["metadata"]["labels"] = {{"neuron.aws.com/pod-group", group},
                              {"neuron.aws.com/ultraserver-nodes", std::to_string(n)}};

@@ -7,14 +7,26 @@
 #include <map>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "catch2/catch.hpp"
+#include "lib/deviceplugin/ultraserver_env.h"
+#include "lib/extender/pod_group.h"
 #include "tests/extender/api_test_util.h"
 #include "tests/extender/ultraserver_test_util.h"
 
 namespace neuron::extender::testutil {
 namespace {
+
+// The device plugin reads what bind writes: the same keys (a header-only check, no linking).
+constexpr bool Same(std::string_view a, std::string_view b) { return a == b; }
+static_assert(Same(kSetSizeAnnotation, deviceplugin::kUsSetSizeAnnotation));
+static_assert(Same(kServerIdAnnotation, deviceplugin::kUsServerIdAnnotation));
+static_assert(Same(kNodeIdAnnotation, deviceplugin::kUsNodeIdAnnotation));
+static_assert(Same(kModeAnnotation, deviceplugin::kUsModeAnnotation));
+static_assert(Same(kRankAnnotation, deviceplugin::kUsRankAnnotation));
+static_assert(Same(kRank0HostAnnotation, deviceplugin::kUsRank0HostAnnotation));
 
 const std::vector<std::string> kNodes = {"a0", "a1", "a2", "a3", "b0", "b1", "b2", "b3", "cpu"};
 

@@ -113,7 +113,8 @@ std::optional<BindOutcome> Binder::Refusal(const BindingArgs& args, const PodInf
   if (!node) {
     return Refused(kRefusedUnknownNode, absl::StrCat("node ", args.node, " is not known"));
   }
-  const Verdict v = pod.group ? GroupVerdicts(view_, pod, {args.node}).front()
+  std::deque<Verdict> pool;
+  const Verdict v = pod.group ? *GroupVerdicts(view_, pod, {args.node}, pool).front()
                               : Evaluate(node.get(), pod.request);
   if (!v.fits) {
     return Refused(kRefusedFilter,

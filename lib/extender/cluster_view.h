@@ -11,6 +11,7 @@
 // set stays taken until the watch shows the pod's annotation or the reservation expires.
 #pragma once
 
+#include <deque>
 #include <map>
 #include <memory>
 #include <optional>
@@ -97,6 +98,13 @@ struct GroupCheck {
   std::vector<std::string> fit_nodes;  // when ok: each must fit the pod's request
 };
 
+// CheckGroup's answer: one check per name, shared where the reason is the same (most
+// candidates fail for one of a few reasons; a filter at 5,000 nodes must not build 5,000).
+struct GroupChecks {
+  std::deque<GroupCheck> pool;
+  std::vector<const GroupCheck*> of;
+};
+
 // The kind and count a request asks for; InvalidArgument when it asks both kinds.
 absl::StatusOr<std::pair<ResourceKind, int>> RequestKind(const NeuronRequest& r);
 
@@ -153,8 +161,7 @@ class ClusterView {
   // by server id as nodes change; a set is held by a group that reserved it (its first bind,
   // until all N pods are seen bound or `ttl` passes) or has a live pod on one of its nodes.
   // The standing of each of `names` for group pod `pod` (its group must be valid).
-  std::vector<GroupCheck> CheckGroup(const PodInfo& pod,
-                                     const std::vector<std::string_view>& names) const;
+  GroupChecks CheckGroup(const PodInfo& pod, const std::vector<std::string_view>& names) const;
   // Prioritize for a group pod: 1..10, higher where the node's UltraServer is already in use
   // by other groups (small sets packed, whole UltraServers kept free); 10 for sets of 4.
   std::vector<int> GroupScores(const PodInfo& pod,
@@ -189,30 +196,35 @@ class ClusterView {
   // unknown); false when the node has no such set.
   bool SetOfLocked(const std::string& node, int size, std::string& server_id,
                    std::vector<std::string>& nodes) const ABSL_SHARED_LOCKS_REQUIRED(mu_);
+  // The same without copies, from the index: null when the node has no set of `size` > 1.
+  const std::vector<std::string>* IndexedSetLocked(const NodeInfo& info, int size,
+                                                   const std::string*& server_id) const
+      ABSL_SHARED_LOCKS_REQUIRED(mu_);
   void IndexNodeLocked(const std::string& name, const NodeInfo* info)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void TrackGroupPodLocked(const std::string& key, const std::string& group,
                            const std::string& node) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void UntrackGroupPodLocked(const std::string& key) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void EraseGroupReservationLocked(const std::string& group) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // The groups other than `except` that hold `node`: its live reservation, its live pods.
-  std::vector<std::string> HoldersLocked(const std::string& node, const std::string& except,
-                                         absl::Time now) const ABSL_SHARED_LOCKS_REQUIRED(mu_);
+  // A group other than `except` that holds `node` (its live reservation, its live pods); null
+  // when none.
+  const std::string* HolderLocked(const std::string& node, const std::string& except,
+                                  absl::Time now) const ABSL_SHARED_LOCKS_REQUIRED(mu_);
   // The set group `g` occupies: reserved, else where its live pods run. False: none yet.
   bool GroupSetLocked(const PodGroup& g, absl::Time now, std::string& server_id,
                       std::vector<std::string>& nodes) const ABSL_SHARED_LOCKS_REQUIRED(mu_);
   // Nodes where pods of `group` other than `pod` run or were placed by bind.
   std::set<std::string> TakenLocked(const std::string& group, const std::string& pod,
                                     absl::Time now) const ABSL_SHARED_LOCKS_REQUIRED(mu_);
-  GroupCheck CheckInSetLocked(const PodGroup& g, const std::string& name,
-                              const std::string& server_id, const std::vector<std::string>& set,
-                              const std::set<std::string>& taken, absl::Time now) const
+  struct GroupPass;  // one CheckGroup call's context (cluster_view_groups.cc)
+  const GroupCheck* CheckInSetLocked(GroupPass& pass, const std::string& name) const
       ABSL_SHARED_LOCKS_REQUIRED(mu_);
-  GroupCheck CheckNewSetLocked(const PodGroup& g, const std::string& name, absl::Time now) const
+  const GroupCheck* CheckNewSetLocked(GroupPass& pass, const std::string& name) const
       ABSL_SHARED_LOCKS_REQUIRED(mu_);
-  std::optional<std::string> SetProblemLocked(const PodGroup& g, const std::string& set_name,
-                                              const std::vector<std::string>& nodes,
-                                              absl::Time now) const ABSL_SHARED_LOCKS_REQUIRED(mu_);
+  // Why the set `nodes` cannot take a new group; null when it can.
+  const GroupCheck* SetProblemLocked(GroupPass& pass, const std::string& server_id,
+                                     const std::vector<std::string>& nodes) const
+      ABSL_SHARED_LOCKS_REQUIRED(mu_);
 
   struct NodeEntry {
     // Snapshot() cache: valid until `cached_until` (the first counted reservation expiry) or

@@ -32,6 +32,25 @@ std::string Joined(const std::vector<std::string>& nodes) {
   });
 }
 
+GroupCheck NoneCheck() {
+  return Refuse(true, absl::StrCat("not an UltraServer node (no ", ultraserver::kModeLabel, ")"),
+                "us_none");
+}
+
+GroupCheck ModeCheck(const PodGroup& g) {
+  return Refuse(true,
+                absl::StrCat("node supports no UltraServer set of ", g.set_size, " (label ",
+                             ultraserver::kModeLabel, ")"),
+                "us_mode");
+}
+
+GroupCheck RankCheck(const PodGroup& g) {
+  return Refuse(true,
+                absl::StrCat("not node 0 of an UltraServer set of ", g.set_size,
+                             " (a group's first pod goes there)"),
+                "us_rank");
+}
+
 }  // namespace
 
 void ClusterView::IndexNodeLocked(const std::string& name, const NodeInfo* info) {
@@ -146,24 +165,22 @@ void ClusterView::EraseGroupReservationLocked(const std::string& group) {
   group_res_.erase(r);
 }
 
-std::vector<std::string> ClusterView::HoldersLocked(const std::string& node,
-                                                    const std::string& except,
-                                                    absl::Time now) const {
-  std::vector<std::string> out;
+const std::string* ClusterView::HolderLocked(const std::string& node, const std::string& except,
+                                             absl::Time now) const {
   if (auto r = node_reserved_.find(node); r != node_reserved_.end() && r->second != except) {
     auto g = group_res_.find(r->second);
     if (g != group_res_.end() && g->second.expires > now) {
-      out.push_back(r->second);
+      return &r->second;
     }
   }
   if (auto n = node_groups_.find(node); n != node_groups_.end()) {
     for (const auto& [group, count] : n->second) {
-      if (group != except && std::find(out.begin(), out.end(), group) == out.end()) {
-        out.push_back(group);
+      if (group != except) {
+        return &group;
       }
     }
   }
-  return out;
+  return nullptr;
 }
 
 bool ClusterView::GroupSetLocked(const PodGroup& g, absl::Time now, std::string& server_id,
@@ -203,128 +220,207 @@ std::set<std::string> ClusterView::TakenLocked(const std::string& group, const s
   return out;
 }
 
-std::optional<std::string> ClusterView::SetProblemLocked(const PodGroup& g,
-                                                         const std::string& set_name,
-                                                         const std::vector<std::string>& nodes,
-                                                         absl::Time now) const {
-  const auto known =
-      std::count_if(nodes.begin(), nodes.end(), [](const std::string& n) { return !n.empty(); });
-  if (known < g.set_size) {
-    return absl::StrCat(set_name, " has only ", known, " of its ", g.set_size,
-                        " nodes in the cluster");
+// One CheckGroup call: the group, its set if it has one, and the checks shared by many
+// candidates (built once, pointed to by each).
+struct ClusterView::GroupPass {
+  GroupPass(const PodGroup& group, absl::Time at, std::deque<GroupCheck>& checks)
+      : g(group), now(at), pool(checks) {}
+  const PodGroup& g;
+  absl::Time now;
+  std::deque<GroupCheck>& pool;
+  bool has_set = false;
+  std::string server_id;
+  std::vector<std::string> set;
+  std::set<std::string> taken;
+  absl::flat_hash_map<std::string_view, const GroupCheck*> shared;
+
+  const GroupCheck* Add(GroupCheck c) { return &pool.emplace_back(std::move(c)); }
+  // The shared check `category`, made by `make` on first use.
+  template <typename Make>
+  const GroupCheck* Shared(std::string_view category, Make&& make) {
+    const GroupCheck*& slot = shared[category];
+    if (slot == nullptr) {
+      slot = Add(make());
+    }
+    return slot;
   }
+};
+
+const std::vector<std::string>* ClusterView::IndexedSetLocked(const NodeInfo& info, int size,
+                                                              const std::string*& server_id) const {
+  const ultraserver::Identity& id = *info.ultraserver;
+  const std::string& server = id.trn3     ? id.reservation_id
+                              : size == 4 ? id.server_id_4
+                                          : id.server_id_2;
+  const int node = id.trn3 ? id.node_id : size == 4 ? id.node_id_4 : id.node_id_2;
+  if (size < 2 || server.empty() || node < 0 || node >= size) {
+    return nullptr;
+  }
+  const SetIndex& index = size == 2 ? sets2_ : sets4_;
+  auto s = index.find(server);
+  if (s == index.end() || static_cast<int>(s->second.size()) <= node ||
+      s->second[node] != info.name) {
+    return nullptr;
+  }
+  server_id = &s->first;
+  return &s->second;
+}
+
+const GroupCheck* ClusterView::SetProblemLocked(GroupPass& pass, const std::string& server_id,
+                                                const std::vector<std::string>& nodes) const {
+  const PodGroup& g = pass.g;
+  auto problem = [&](std::string reason) {
+    return pass.Add(Refuse(false, std::move(reason), "us_set"));
+  };
   for (const std::string& n : nodes) {
-    auto it = nodes_.find(n);
+    auto it = n.empty() ? nodes_.end() : nodes_.find(n);
     if (it == nodes_.end() || !it->second.info) {
-      return absl::StrCat("node ", n, " of ", set_name, " is not known");
+      return problem(absl::StrCat(SetName(g.set_size, server_id), " has a node (",
+                                  n.empty() ? "?" : n, ") the cluster does not show"));
     }
     const NodeInfo& info = *it->second.info;
     if (!info.schedulable) {
-      return absl::StrCat("node ", n, " of ", set_name, " is not Ready or is cordoned");
+      return problem(absl::StrCat("node ", n, " of ", SetName(g.set_size, server_id),
+                                  " is not Ready or is cordoned"));
     }
     if (!info.FullyAllocatable()) {
-      return absl::StrCat("node ", n, " of ", set_name,
-                          " reports unhealthy Neuron devices (allocatable ", info.alloc_devices,
-                          " devices, ", info.alloc_cores, " cores)");
+      return problem(absl::StrCat("node ", n, " of ", SetName(g.set_size, server_id),
+                                  " reports unhealthy Neuron devices (allocatable ",
+                                  info.alloc_devices, " devices, ", info.alloc_cores, " cores)"));
     }
-    if (std::vector<std::string> h = HoldersLocked(n, g.key, now); !h.empty()) {
-      return absl::StrCat(set_name, " is held by group ", h.front());
+    if (const std::string* h = HolderLocked(n, g.key, pass.now)) {
+      return problem(absl::StrCat(SetName(g.set_size, server_id), " is held by group ", *h));
     }
   }
-  return std::nullopt;
+  return nullptr;
 }
 
-GroupCheck ClusterView::CheckNewSetLocked(const PodGroup& g, const std::string& name,
-                                          absl::Time now) const {
+const GroupCheck* ClusterView::CheckNewSetLocked(GroupPass& pass, const std::string& name) const {
+  const PodGroup& g = pass.g;
   auto it = nodes_.find(name);
   if (it == nodes_.end() || !it->second.info) {
-    return Refuse(false, "node is not in the extender's cache (not synced yet, or deleted)",
-                  "unknown_node");
+    return pass.Shared("unknown_node", [] {
+      return Refuse(false, "node is not in the extender's cache (not synced yet, or deleted)",
+                    "unknown_node");
+    });
   }
   const NodeInfo& info = *it->second.info;
   if (!info.ultraserver) {
-    return Refuse(true,
-                  absl::StrCat("node is in no UltraServer (no ", ultraserver::kModeLabel,
-                               " label); group ", g.key, " asks for a set of ", g.set_size),
-                  "us_none");
+    return pass.Shared("us_none", [&] {
+      return Refuse(true,
+                    absl::StrCat("not an UltraServer node (no ", ultraserver::kModeLabel, ")"),
+                    "us_none");
+    });
   }
-  const std::optional<ultraserver::SetMember> m = info.ultraserver->MemberOf(g.set_size);
-  if (!m) {
-    return Refuse(true,
-                  absl::StrCat("node supports no UltraServer set of ", g.set_size, " (modes ",
-                               ultraserver::ModesLabelValue(info.ultraserver->modes), ")"),
-                  "us_mode");
+  const ultraserver::Identity& id = *info.ultraserver;
+  if (id.ModeForSize(g.set_size) == ultraserver::Mode::kUnset) {
+    return pass.Shared("us_mode", [&] { return ModeCheck(g); });
   }
-  if (g.set_size > 1 && m->node_id != 0) {
-    return Refuse(
-        true,
-        absl::StrCat("group ", g.key, " starts on node 0 of a free UltraServer set; ",
-                     "this is node ", m->node_id, " of ", SetName(g.set_size, m->server_id)),
-        "us_rank");
+  // Most candidates are not node 0 of their set: answered from the identity, no lookup.
+  const int node_id = id.trn3 ? id.node_id : g.set_size == 4 ? id.node_id_4 : id.node_id_2;
+  if (g.set_size > 1 && node_id != 0) {
+    return pass.Shared("us_rank", [&] { return RankCheck(g); });
+  }
+  const std::string* server_id = &name;
+  const std::vector<std::string>* indexed = IndexedSetLocked(info, g.set_size, server_id);
+  if (g.set_size > 1 && indexed == nullptr) {
+    return pass.Add(
+        Refuse(true,
+               absl::StrCat("node has no complete ", ultraserver::ServerIdLabel(g.set_size), " / ",
+                            ultraserver::NodeIdLabel(g.set_size), " labels"),
+               "us_mode"));
+  }
+  const std::vector<std::string> single = {name};
+  const std::vector<std::string>& set = indexed ? *indexed : single;
+  if (static_cast<int>(set.size()) < g.set_size) {
+    return pass.Add(
+        Refuse(false, absl::StrCat(SetName(g.set_size, *server_id), " is incomplete"), "us_set"));
+  }
+  if (const GroupCheck* p = SetProblemLocked(pass, *server_id, set)) {
+    return p;
   }
   GroupCheck ok;
-  std::string server_id;
-  if (!SetOfLocked(name, g.set_size, server_id, ok.fit_nodes)) {
-    return Refuse(false, "the node's UltraServer set is not indexed", "us_set");
-  }
-  ok.set_name = SetName(g.set_size, server_id);
-  if (std::optional<std::string> p = SetProblemLocked(g, ok.set_name, ok.fit_nodes, now)) {
-    return Refuse(false, *std::move(p), "us_set");
-  }
   ok.ok = true;
-  return ok;
+  ok.set_name = SetName(g.set_size, *server_id);
+  ok.fit_nodes = set;
+  return pass.Add(std::move(ok));
 }
 
-GroupCheck ClusterView::CheckInSetLocked(const PodGroup& g, const std::string& name,
-                                         const std::string& server_id,
-                                         const std::vector<std::string>& set,
-                                         const std::set<std::string>& taken, absl::Time now) const {
-  const std::string set_name = SetName(g.set_size, server_id);
-  if (std::find(set.begin(), set.end(), name) == set.end()) {
-    return Refuse(true,
-                  absl::StrCat("group ", g.key, " runs on ", set_name, " (", Joined(set),
-                               "); this node is not in it"),
-                  "us_other_set");
+const GroupCheck* ClusterView::CheckInSetLocked(GroupPass& pass, const std::string& name) const {
+  const PodGroup& g = pass.g;
+  const std::string set_name = SetName(g.set_size, pass.server_id);
+  if (std::find(pass.set.begin(), pass.set.end(), name) == pass.set.end()) {
+    return pass.Shared("us_other_set", [&] {
+      return Refuse(true,
+                    absl::StrCat("group ", g.key, " runs on ", set_name, " (", Joined(pass.set),
+                                 "); this node is not in it"),
+                    "us_other_set");
+    });
   }
-  if (taken.count(name) > 0) {
-    return Refuse(true, absl::StrCat("node already runs a pod of group ", g.key), "us_same_node");
+  if (pass.taken.count(name) > 0) {
+    return pass.Add(
+        Refuse(true, absl::StrCat("node already runs a pod of group ", g.key), "us_same_node"));
   }
-  if (std::vector<std::string> h = HoldersLocked(name, g.key, now); !h.empty()) {
-    return Refuse(false, absl::StrCat("node of ", set_name, " is held by group ", h.front()),
-                  "us_held");
+  if (const std::string* h = HolderLocked(name, g.key, pass.now)) {
+    return pass.Add(
+        Refuse(false, absl::StrCat("node of ", set_name, " is held by group ", *h), "us_held"));
   }
   auto it = nodes_.find(name);
   if (it == nodes_.end() || !it->second.info) {
-    return Refuse(false, "node is not in the extender's cache (not synced yet, or deleted)",
-                  "unknown_node");
+    return pass.Add(Refuse(
+        false, "node is not in the extender's cache (not synced yet, or deleted)", "unknown_node"));
   }
   if (!it->second.info->schedulable) {
-    return Refuse(false, absl::StrCat("node of ", set_name, " is not Ready or is cordoned"),
-                  "us_set");
+    return pass.Add(Refuse(
+        false, absl::StrCat("node of ", set_name, " is not Ready or is cordoned"), "us_set"));
   }
   GroupCheck ok;
   ok.ok = true;
   ok.set_name = set_name;
   ok.fit_nodes = {name};
-  return ok;
+  return pass.Add(std::move(ok));
 }
 
-std::vector<GroupCheck> ClusterView::CheckGroup(const PodInfo& pod,
-                                                const std::vector<std::string_view>& names) const {
-  const PodGroup& g = *pod.group;
-  const absl::Time now = clock_.Now();
-  std::vector<GroupCheck> out;
-  out.reserve(names.size());
+GroupChecks ClusterView::CheckGroup(const PodInfo& pod,
+                                    const std::vector<std::string_view>& names) const {
+  GroupChecks out;
+  GroupPass pass(*pod.group, clock_.Now(), out.pool);
+  const PodGroup& g = pass.g;
+  out.of.reserve(names.size());
   absl::ReaderMutexLock lock(&mu_);
-  std::string server_id;
-  std::vector<std::string> set;
-  const bool has_set = GroupSetLocked(g, now, server_id, set);
-  const std::set<std::string> taken =
-      has_set ? TakenLocked(g.key, pod.Key(), now) : std::set<std::string>{};
-  for (std::string_view n : names) {
-    const std::string name(n);
-    out.push_back(has_set ? CheckInSetLocked(g, name, server_id, set, taken, now)
-                          : CheckNewSetLocked(g, name, now));
+  pass.has_set = GroupSetLocked(g, pass.now, pass.server_id, pass.set);
+  if (pass.has_set) {
+    pass.taken = TakenLocked(g.key, pod.Key(), pass.now);
+  }
+  // Thousands of table probes, mostly cache misses: prefetched all at once (as Snapshots
+  // does), then most candidates of a new group are refused from the compact fields alone.
+  std::vector<size_t> hashes(names.size());
+  for (size_t i = 0; i < names.size(); ++i) {
+    hashes[i] = nodes_.hash_function()(names[i]);
+    nodes_.prefetch(names[i]);
+  }
+  const uint8_t size_bit = static_cast<uint8_t>(1U << g.set_size);
+  std::string name;
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (!pass.has_set) {
+      auto it = nodes_.find(names[i], hashes[i]);
+      const NodeInfo* info = it != nodes_.end() && it->second.info ? &*it->second.info : nullptr;
+      if (info != nullptr && !info->ultraserver) {
+        out.of.push_back(pass.Shared("us_none", [] { return NoneCheck(); }));
+        continue;
+      }
+      if (info != nullptr && (info->us_sizes & size_bit) == 0) {
+        out.of.push_back(pass.Shared("us_mode", [&] { return ModeCheck(g); }));
+        continue;
+      }
+      const int id = g.set_size == 4 ? info ? info->us_node_id4 : 0 : info ? info->us_node_id2 : 0;
+      if (g.set_size > 1 && id > 0) {
+        out.of.push_back(pass.Shared("us_rank", [&] { return RankCheck(g); }));
+        continue;
+      }
+    }
+    name.assign(names[i].data(), names[i].size());
+    out.of.push_back(pass.has_set ? CheckInSetLocked(pass, name) : CheckNewSetLocked(pass, name));
   }
   return out;
 }
@@ -338,18 +434,26 @@ std::vector<int> ClusterView::GroupScores(const PodInfo& pod,
   }
   const absl::Time now = clock_.Now();
   absl::ReaderMutexLock lock(&mu_);
+  std::string name;
   for (size_t i = 0; i < names.size(); ++i) {
-    const std::string name(names[i]);
-    std::string own_id, id4;
-    std::vector<std::string> own, whole;
-    if (!SetOfLocked(name, g.set_size, own_id, own) || !SetOfLocked(name, 4, id4, whole)) {
+    name.assign(names[i].data(), names[i].size());
+    auto it = nodes_.find(name);
+    const std::string* id4 = nullptr;
+    const std::string* own_id = nullptr;
+    const std::vector<std::string>* whole = nullptr;
+    const std::vector<std::string>* own = nullptr;
+    if (it != nodes_.end() && it->second.info && it->second.info->ultraserver) {
+      whole = IndexedSetLocked(*it->second.info, 4, id4);
+      own = IndexedSetLocked(*it->second.info, g.set_size, own_id);
+    }
+    if (whole == nullptr) {
       out[i] = 1;
       continue;
     }
     int used = 0;
-    for (const std::string& n : whole) {
-      const bool mine = std::find(own.begin(), own.end(), n) != own.end();
-      if (!n.empty() && !mine && !HoldersLocked(n, g.key, now).empty()) {
+    for (const std::string& n : *whole) {
+      const bool mine = n == name || (own && std::find(own->begin(), own->end(), n) != own->end());
+      if (!n.empty() && !mine && HolderLocked(n, g.key, now) != nullptr) {
         ++used;
       }
     }
@@ -373,21 +477,23 @@ absl::StatusOr<ultraserver::Placement> ClusterView::PlaceGroupPod(const PodInfo&
   for (const std::string& group : expired) {
     EraseGroupReservationLocked(group);
   }
-  std::string server_id;
-  std::vector<std::string> set;
+  std::deque<GroupCheck> pool;
+  GroupPass pass(g, now, pool);
+  std::string& server_id = pass.server_id;
+  std::vector<std::string>& set = pass.set;
   if (GroupSetLocked(g, now, server_id, set)) {
-    GroupCheck c =
-        CheckInSetLocked(g, node, server_id, set, TakenLocked(g.key, pod.Key(), now), now);
-    if (!c.ok) {
-      return absl::FailedPreconditionError(c.reason);
+    pass.taken = TakenLocked(g.key, pod.Key(), now);
+    const GroupCheck* c = CheckInSetLocked(pass, node);
+    if (!c->ok) {
+      return absl::FailedPreconditionError(c->reason);
     }
     if (auto r = group_res_.find(g.key); r != group_res_.end()) {
       r->second.placed[pod.Key()] = node;
     }
   } else {
-    GroupCheck c = CheckNewSetLocked(g, node, now);
-    if (!c.ok) {
-      return absl::FailedPreconditionError(c.reason);
+    const GroupCheck* c = CheckNewSetLocked(pass, node);
+    if (!c->ok) {
+      return absl::FailedPreconditionError(c->reason);
     }
     SetOfLocked(node, g.set_size, server_id, set);
     group_res_[g.key] =

@@ -154,10 +154,7 @@ FilterVerdicts DecideFilter(const ClusterView& view, const ExtenderArgs& args) {
   const std::vector<std::string_view> names = args.CandidateNames();
   out.of.assign(names.size(), &kFits);
   if (args.pod.group) {
-    std::vector<Verdict> verdicts = GroupVerdicts(view, args.pod, names);
-    for (size_t i = 0; i < names.size(); ++i) {
-      out.of[i] = verdicts[i].fits ? &kFits : &out.own.emplace_back(std::move(verdicts[i]));
-    }
+    out.of = GroupVerdicts(view, args.pod, names, out.own);
     return out;
   }
   if (!args.pod.request.Any()) return out;

@@ -1,6 +1,7 @@
 // File: lib/extender/group_decide.cc
 #include "lib/extender/group_decide.h"
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "lib/extender/decide.h"
 
@@ -25,40 +26,49 @@ std::string GroupProblem(const PodInfo& pod) {
 
 }  // namespace
 
-std::vector<Verdict> GroupVerdicts(const ClusterView& view, const PodInfo& pod,
-                                   const std::vector<std::string_view>& names) {
+std::vector<const Verdict*> GroupVerdicts(const ClusterView& view, const PodInfo& pod,
+                                          const std::vector<std::string_view>& names,
+                                          std::deque<Verdict>& pool) {
+  static const Verdict kFits{true, false, "", "fits"};
   if (std::string problem = GroupProblem(pod); !problem.empty()) {
-    return std::vector<Verdict>(names.size(), Failed(true, problem, "us_group"));
+    const Verdict* v = &pool.emplace_back(Failed(true, problem, "us_group"));
+    return std::vector<const Verdict*>(names.size(), v);
   }
-  const std::vector<GroupCheck> checks = view.CheckGroup(pod, names);
+  const GroupChecks checks = view.CheckGroup(pod, names);
   std::vector<std::string_view> fit;
-  for (const GroupCheck& c : checks) {
-    fit.insert(fit.end(), c.fit_nodes.begin(), c.fit_nodes.end());
+  for (const GroupCheck* c : checks.of) {
+    fit.insert(fit.end(), c->fit_nodes.begin(), c->fit_nodes.end());
   }
   const std::vector<std::shared_ptr<const NodeState>> states = view.Snapshots(fit, pod.Key());
-  std::vector<Verdict> out;
+  absl::flat_hash_map<const GroupCheck*, const Verdict*> failed;  // shared checks, shared verdicts
+  std::vector<const Verdict*> out;
   out.reserve(names.size());
   size_t k = 0;
-  for (size_t i = 0; i < checks.size(); ++i) {
-    const GroupCheck& c = checks[i];
-    if (!c.ok) {
-      out.push_back(Failed(c.unresolvable, c.reason, c.category));
+  for (size_t i = 0; i < checks.of.size(); ++i) {
+    const GroupCheck* c = checks.of[i];
+    if (!c->ok) {
+      const Verdict*& v = failed[c];
+      if (v == nullptr) {
+        v = &pool.emplace_back(Failed(c->unresolvable, c->reason, c->category));
+      }
+      out.push_back(v);
       continue;
     }
-    Verdict v{true, false, "", "fits"};
-    for (const std::string& n : c.fit_nodes) {
+    const Verdict* v = &kFits;
+    for (const std::string& n : c->fit_nodes) {
       const std::shared_ptr<const NodeState>& st = states[k++];
-      if (!v.fits) {
+      if (!v->fits) {
         continue;
       }
       if (Verdict one = Evaluate(st.get(), pod.request); !one.fits) {
-        v = n == names[i] ? std::move(one)
+        v = &pool.emplace_back(
+            n == names[i] ? std::move(one)
                           : Failed(one.unresolvable,
-                                   absl::StrCat("node ", n, " of ", c.set_name, ": ", one.reason),
-                                   one.category);
+                                   absl::StrCat("node ", n, " of ", c->set_name, ": ", one.reason),
+                                   one.category));
       }
     }
-    out.push_back(std::move(v));
+    out.push_back(v);
   }
   return out;
 }

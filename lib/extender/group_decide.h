@@ -7,6 +7,7 @@
 // ns/job-a", "node n3 of UltraServer set ab12 reports unhealthy Neuron devices ...".
 #pragma once
 
+#include <deque>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -16,9 +17,11 @@
 
 namespace neuron::extender {
 
-// The verdict on each of `names` for group pod `pod` (pod.group set), in their order.
-std::vector<Verdict> GroupVerdicts(const ClusterView& view, const PodInfo& pod,
-                                   const std::vector<std::string_view>& names);
+// The verdict on each of `names` for group pod `pod` (pod.group set), in their order: pointers
+// into `pool` (candidates failing for the same reason share one), valid while it lives.
+std::vector<const Verdict*> GroupVerdicts(const ClusterView& view, const PodInfo& pod,
+                                          const std::vector<std::string_view>& names,
+                                          std::deque<Verdict>& pool);
 
 // Prioritize's scores (0..10) for group pod `pod`; 0 where the pod's group is invalid.
 std::vector<int> GroupScores(const ClusterView& view, const PodInfo& pod,

@@ -220,6 +220,16 @@ NodeInfo ParseNode(const json& node) {
   const int64_t cap_devices = Count(cap ? cap : alloc, assignment::kNeuronResource);
   const int64_t cap_cores = Count(cap ? cap : alloc, assignment::kNeuronCoreResource);
   info.ultraserver = UltraServerOf(labels);
+  if (info.ultraserver) {
+    const ultraserver::Identity& id = *info.ultraserver;
+    for (int size : ultraserver::kSetSizes) {
+      if (id.ModeForSize(size) != ultraserver::Mode::kUnset) {
+        info.us_sizes |= static_cast<uint8_t>(1U << size);
+      }
+    }
+    info.us_node_id2 = static_cast<int8_t>(id.trn3 ? id.node_id : id.node_id_2);
+    info.us_node_id4 = static_cast<int8_t>(id.trn3 ? id.node_id : id.node_id_4);
+  }
   info.schedulable = Schedulable(node, status);
 
   if (const topology::Shape* shape = ShapeFromLabels(labels, info.source)) {

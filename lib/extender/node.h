@@ -46,6 +46,10 @@ struct NodeInfo {
   // The UltraServer identity AWS's labels describe (lib/ultraserver/labels.h); null when the
   // node is no UltraServer node. Shared: NodeInfo is copied into every computed state.
   std::shared_ptr<const ultraserver::Identity> ultraserver;
+  // Compact copies of it for the filter's first test of thousands of candidates (no pointer
+  // chase): bit 1 << N set when the node supports sets of N; its node id in its set of 2 / 4.
+  uint8_t us_sizes = 0;
+  int8_t us_node_id2 = -1, us_node_id4 = -1;
   // False when spec.unschedulable is set or the Ready condition is not "True".
   bool schedulable = true;
   // Every Neuron device and core the shape has is allocatable (none reported unhealthy).

@@ -144,7 +144,7 @@ TEST_CASE("a 4-node group fills one UltraServer, two 2-node groups share the oth
   CHECK(f["NodeNames"].empty());
   CHECK(f["FailedNodes"]["a0"].get<std::string>().find("is held by group ml/") !=
         std::string::npos);
-  CHECK(f["FailedAndUnresolvableNodes"]["cpu"].get<std::string>().find("in no UltraServer") !=
+  CHECK(f["FailedAndUnresolvableNodes"]["cpu"].get<std::string>().find("not an UltraServer node") !=
         std::string::npos);
   u.Settle(8);
   CHECK(u.app->view().group_reservation_count() == 0);  // all bound: reservations done

@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
+#include <deque>
 #include <map>
 #include <string>
 #include <string_view>
@@ -92,7 +93,8 @@ void FuzzOne(std::string_view in) {
       // A group pod's decisions on the node just seen: any labels, never a crash.
       if (full.ok() && full->group) {
         const std::vector<std::string_view> names = {a.name};
-        if (GroupVerdicts(view, *full, names).size() != 1) std::abort();
+        std::deque<Verdict> pool;
+        if (GroupVerdicts(view, *full, names, pool).size() != 1) std::abort();
         if (GroupScores(view, *full, names).size() != 1) std::abort();
       }
     }

@@ -232,13 +232,17 @@ struct ClusterView::GroupPass {
   std::string server_id;
   std::vector<std::string> set;
   std::set<std::string> taken;
-  absl::flat_hash_map<std::string_view, const GroupCheck*> shared;
+  // Checks many candidates share, made on first use.
+  const GroupCheck* unknown_node = nullptr;
+  const GroupCheck* us_none = nullptr;
+  const GroupCheck* us_mode = nullptr;
+  const GroupCheck* us_rank = nullptr;
+  const GroupCheck* us_other_set = nullptr;
 
   const GroupCheck* Add(GroupCheck c) { return &pool.emplace_back(std::move(c)); }
-  // The shared check `category`, made by `make` on first use.
+  // The shared check in `slot`, made by `make` on first use.
   template <typename Make>
-  const GroupCheck* Shared(std::string_view category, Make&& make) {
-    const GroupCheck*& slot = shared[category];
+  const GroupCheck* Shared(const GroupCheck*& slot, Make&& make) {
     if (slot == nullptr) {
       slot = Add(make());
     }
@@ -299,14 +303,14 @@ const GroupCheck* ClusterView::CheckNewSetLocked(GroupPass& pass, const std::str
   const PodGroup& g = pass.g;
   auto it = nodes_.find(name);
   if (it == nodes_.end() || !it->second.info) {
-    return pass.Shared("unknown_node", [] {
+    return pass.Shared(pass.unknown_node, [] {
       return Refuse(false, "node is not in the extender's cache (not synced yet, or deleted)",
                     "unknown_node");
     });
   }
   const NodeInfo& info = *it->second.info;
   if (!info.ultraserver) {
-    return pass.Shared("us_none", [&] {
+    return pass.Shared(pass.us_none, [&] {
       return Refuse(true,
                     absl::StrCat("not an UltraServer node (no ", ultraserver::kModeLabel, ")"),
                     "us_none");
@@ -314,12 +318,12 @@ const GroupCheck* ClusterView::CheckNewSetLocked(GroupPass& pass, const std::str
   }
   const ultraserver::Identity& id = *info.ultraserver;
   if (id.ModeForSize(g.set_size) == ultraserver::Mode::kUnset) {
-    return pass.Shared("us_mode", [&] { return ModeCheck(g); });
+    return pass.Shared(pass.us_mode, [&] { return ModeCheck(g); });
   }
   // Most candidates are not node 0 of their set: answered from the identity, no lookup.
   const int node_id = id.trn3 ? id.node_id : g.set_size == 4 ? id.node_id_4 : id.node_id_2;
   if (g.set_size > 1 && node_id != 0) {
-    return pass.Shared("us_rank", [&] { return RankCheck(g); });
+    return pass.Shared(pass.us_rank, [&] { return RankCheck(g); });
   }
   const std::string* server_id = &name;
   const std::vector<std::string>* indexed = IndexedSetLocked(info, g.set_size, server_id);
@@ -350,7 +354,7 @@ const GroupCheck* ClusterView::CheckInSetLocked(GroupPass& pass, const std::stri
   const PodGroup& g = pass.g;
   const std::string set_name = SetName(g.set_size, pass.server_id);
   if (std::find(pass.set.begin(), pass.set.end(), name) == pass.set.end()) {
-    return pass.Shared("us_other_set", [&] {
+    return pass.Shared(pass.us_other_set, [&] {
       return Refuse(true,
                     absl::StrCat("group ", g.key, " runs on ", set_name, " (", Joined(pass.set),
                                  "); this node is not in it"),
@@ -406,16 +410,16 @@ GroupChecks ClusterView::CheckGroup(const PodInfo& pod,
       auto it = nodes_.find(names[i], hashes[i]);
       const NodeInfo* info = it != nodes_.end() && it->second.info ? &*it->second.info : nullptr;
       if (info != nullptr && !info->ultraserver) {
-        out.of.push_back(pass.Shared("us_none", [] { return NoneCheck(); }));
+        out.of.push_back(pass.Shared(pass.us_none, [] { return NoneCheck(); }));
         continue;
       }
       if (info != nullptr && (info->us_sizes & size_bit) == 0) {
-        out.of.push_back(pass.Shared("us_mode", [&] { return ModeCheck(g); }));
+        out.of.push_back(pass.Shared(pass.us_mode, [&] { return ModeCheck(g); }));
         continue;
       }
       const int id = g.set_size == 4 ? info ? info->us_node_id4 : 0 : info ? info->us_node_id2 : 0;
       if (g.set_size > 1 && id > 0) {
-        out.of.push_back(pass.Shared("us_rank", [&] { return RankCheck(g); }));
+        out.of.push_back(pass.Shared(pass.us_rank, [&] { return RankCheck(g); }));
         continue;
       }
     }

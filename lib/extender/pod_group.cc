@@ -35,7 +35,9 @@ int SetSizeOf(const std::string& s) {
 
 std::string Shown(const std::string& s) { return s.substr(0, 64); }
 
-PodGroup Bad(std::string key, std::string error) { return PodGroup{std::move(key), 0, error}; }
+PodGroup Bad(std::string key, std::string error) {
+  return PodGroup{std::move(key), 0, std::move(error)};
+}
 
 // N from ultraserver-nodes (label first, then annotation): 0 when absent, -1 when malformed.
 int DeclaredSize(const json* labels, const json* annotations, std::string& raw) {

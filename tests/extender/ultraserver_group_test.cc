@@ -260,3 +260,53 @@ TEST_CASE("LeaderWorkerSet pods form groups; inconsistent groups fail every node
 
 }  // namespace
 }  // namespace neuron::extender::testutil
+
+namespace neuron::extender::testutil {
+namespace {
+
+TEST_CASE("a cordoned node keeps new groups off its set", "[extender][api][ultraserver]") {
+  UsCluster u;
+  json cordoned = UsNode("b3", "us-b", 3);
+  cordoned["spec"]["unschedulable"] = true;
+  REQUIRE(u.c.server.Put("/api/v1/nodes/b3", cordoned).ok());
+  REQUIRE(Eventually([&] {
+    auto st = u.app->view().State("b3");
+    return st && !st->info.schedulable;
+  }));
+  u.c.Create(GroupPod("four-0", "four", 4));
+  const json f = u.Filter("four-0");
+  CHECK(f["NodeNames"] == json::array({"a0"}));
+  CHECK(f["FailedNodes"]["b0"].get<std::string>().find("b3 of UltraServer set") !=
+        std::string::npos);
+  CHECK(f["FailedNodes"]["b0"].get<std::string>().find("not Ready or is cordoned") !=
+        std::string::npos);
+}
+
+TEST_CASE("after a restart a group's later pods follow its bound pods",
+          "[extender][api][ultraserver]") {
+  UsCluster u;
+  for (int i = 0; i < 4; ++i) {
+    u.c.Create(GroupPod("four-" + std::to_string(i), "four", 4));
+  }
+  const std::string first = u.Schedule("four-0");
+  const std::string second = u.Schedule("four-1");
+  u.Settle(2);
+  // A new extender (a restart, or a new leader) knows the group only from its bound pods.
+  u.app->Stop();
+  AppOptions o;
+  o.listen = "127.0.0.1:0";
+  u.app = std::make_unique<App>(o, u.c.client);
+  REQUIRE(u.app->Start().ok());
+  REQUIRE(Eventually([&] { return u.app->ready() && u.app->view().pod_count() == 2; }));
+  const std::string third = u.Schedule("four-2");
+  const std::string fourth = u.Schedule("four-3");
+  const std::set<std::string> nodes = {first, second, third, fourth};
+  CHECK(nodes.size() == 4);
+  for (const std::string& n : nodes) {
+    CHECK(Us(n) == Us(first));
+  }
+  CHECK(u.Annotation("four-3", "neuron.aws.com/ultraserver-rank0-host") == Us(first) + "0");
+}
+
+}  // namespace
+}  // namespace neuron::extender::testutil

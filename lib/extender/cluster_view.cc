@@ -88,6 +88,7 @@ void ClusterView::UpsertNodeLocked(NodeInfo info) {
     IndexNodeLocked(name, nullptr);
   }
   e.info = std::move(info);
+  e.group_reserved = node_reserved_.count(name) > 0;  // a node that left and came back
   if (e.info->ultraserver) {
     IndexNodeLocked(name, &*e.info);
   }

@@ -234,6 +234,10 @@ class ClusterView {
     mutable absl::Time cached_until = absl::InfiniteFuture();
     std::optional<NodeInfo> info;                      // null until the Node is seen
     std::map<std::string, std::vector<Holding>> pods;  // pod key -> holdings
+    // UltraServer groups: live group pods here, and whether a group's reservation names this
+    // node (maybe expired): when both are clear no group holds it, without another lookup.
+    int group_pods = 0;
+    bool group_reserved = false;
   };
 
   std::optional<NodeState> StateLocked(const std::string& node, const std::string& exclude_pod,

@@ -121,6 +121,7 @@ void ClusterView::TrackGroupPodLocked(const std::string& key, const std::string&
   std::map<std::string, std::string>& pods = group_pods_[group];
   pods[key] = node;
   ++node_groups_[node][group];
+  ++nodes_[node].group_pods;
   // All N pods bound, as the watch shows them: the reservation has done its job.
   auto r = group_res_.find(group);
   if (r != group_res_.end() && static_cast<int>(pods.size()) >= r->second.size) {
@@ -139,6 +140,9 @@ void ClusterView::UntrackGroupPodLocked(const std::string& key) {
     if (g->second.empty()) {
       group_pods_.erase(g);
     }
+  }
+  if (auto e = nodes_.find(node); e != nodes_.end()) {
+    --e->second.group_pods;
   }
   if (auto n = node_groups_.find(node); n != node_groups_.end()) {
     if (--n->second[group] <= 0) {
@@ -160,6 +164,9 @@ void ClusterView::EraseGroupReservationLocked(const std::string& group) {
     auto it = node_reserved_.find(n);
     if (it != node_reserved_.end() && it->second == group) {
       node_reserved_.erase(it);
+      if (auto e = nodes_.find(n); e != nodes_.end()) {
+        e->second.group_reserved = false;
+      }
     }
   }
   group_res_.erase(r);
@@ -292,6 +299,9 @@ const GroupCheck* ClusterView::SetProblemLocked(GroupPass& pass, const std::stri
                                   " reports unhealthy Neuron devices (allocatable ",
                                   info.alloc_devices, " devices, ", info.alloc_cores, " cores)"));
     }
+    if (it->second.group_pods == 0 && !it->second.group_reserved) {
+      continue;  // held by no group: no need to look further
+    }
     if (const std::string* h = HolderLocked(n, g.key, pass.now)) {
       return problem(absl::StrCat(SetName(g.set_size, server_id), " is held by group ", *h));
     }
@@ -334,19 +344,21 @@ const GroupCheck* ClusterView::CheckNewSetLocked(GroupPass& pass, const std::str
                             ultraserver::NodeIdLabel(g.set_size), " labels"),
                "us_mode"));
   }
-  const std::vector<std::string> single = {name};
-  const std::vector<std::string>& set = indexed ? *indexed : single;
-  if (static_cast<int>(set.size()) < g.set_size) {
+  GroupCheck ok;
+  if (indexed == nullptr) {
+    ok.fit_nodes = {name};  // a set of 1: the node itself (its own verdict names it)
+  } else {
+    ok.fit_nodes = *indexed;
+    ok.set_name = SetName(g.set_size, *server_id);
+  }
+  if (static_cast<int>(ok.fit_nodes.size()) < g.set_size) {
     return pass.Add(
         Refuse(false, absl::StrCat(SetName(g.set_size, *server_id), " is incomplete"), "us_set"));
   }
-  if (const GroupCheck* p = SetProblemLocked(pass, *server_id, set)) {
+  if (const GroupCheck* p = SetProblemLocked(pass, *server_id, ok.fit_nodes)) {
     return p;
   }
-  GroupCheck ok;
   ok.ok = true;
-  ok.set_name = SetName(g.set_size, *server_id);
-  ok.fit_nodes = set;
   return pass.Add(std::move(ok));
 }
 
@@ -504,6 +516,7 @@ absl::StatusOr<ultraserver::Placement> ClusterView::PlaceGroupPod(const PodInfo&
         GroupReservation{g.set_size, server_id, set, {{pod.Key(), node}}, now + ttl};
     for (const std::string& n : set) {
       node_reserved_[n] = g.key;
+      nodes_[n].group_reserved = true;
     }
   }
   ultraserver::Placement p;

@@ -40,6 +40,9 @@ absl::Status Resolve(const std::string& policy, int port, neuron::extender::AppO
     opts.listen = (host.find(':') != std::string::npos ? "[" + host + "]" : host) + ":" +
                   std::to_string(port);
   }
+  if (opts.group_reservation_ttl <= absl::ZeroDuration()) {
+    return absl::InvalidArgumentError("--ultraserver-reservation-timeout must be positive");
+  }
   if (opts.threads < 1) return absl::InvalidArgumentError("--threads must be at least 1");
   if (opts.scheduler_name.empty()) {
     return absl::InvalidArgumentError("--scheduler-name must not be empty");
@@ -91,6 +94,9 @@ void DefineFlags(neuron::FlagSet& flags, CommandLine& t) {
   flags.String("policy", &t.policy, "Scoring: binpack (keep large blocks free) or spread.");
   flags.Duration("reservation-ttl", &t.opts.reservation_ttl,
                  "How long a bind's choice stays reserved until the pod shows its annotation.");
+  flags.Duration("ultraserver-reservation-timeout", &t.opts.group_reservation_ttl,
+                 "How long an UltraServer set stays reserved for a pod group after its first\n"
+                 "pod binds, when the group never completes (all pods bound ends it earlier).");
   flags.Int("threads", &t.opts.threads, "HTTP worker threads.");
   flags.String("log-level", &t.log_level, "trace, debug, info, warn, error, critical or off.");
   flags.Bool("log-json", &t.log_json, "Log one JSON object per line.");

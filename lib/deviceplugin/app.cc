@@ -24,6 +24,7 @@
 #include "lib/inventory/host.h"
 #include "lib/k8s/client_factory.h"
 #include "lib/metrics/exposition.h"
+#include "lib/ultraserver/identity.h"
 
 namespace neuron::deviceplugin {
 namespace {
@@ -126,6 +127,7 @@ struct EndpointDeps {
   std::function<void()> on_allocated;
   SiliconLedger* ledger;
   PluginMetrics* metrics;
+  IdentityFn identity;  // this node's UltraServer identity, for group pods' environment
 };
 
 Endpoints MakeEndpoints(const AppOptions& opts, const AllocatorOptions& aopts,
@@ -139,6 +141,7 @@ Endpoints MakeEndpoints(const AppOptions& opts, const AllocatorOptions& aopts,
     e.servers.push_back(std::make_unique<PluginServer>(
         *e.allocators.back(), deps.source, deps.handshake, socket, deps.on_allocated, deps.ledger));
     e.servers.back()->set_metrics(deps.metrics);
+    e.servers.back()->set_ultraserver_identity(deps.identity);
     deps.metrics->WatchDevices(*e.allocators.back(), deps.source);
     e.raw.push_back(e.servers.back().get());
   }
@@ -175,8 +178,12 @@ absl::Status App::Run(absl::Notification& stop) {
   auto on_allocated = [&hs_loop] {
     if (hs_loop) hs_loop->AfterAllocate();
   };
-  Endpoints endpoints =
-      MakeEndpoints(opts_, aopts, {source, hs->handshake.get(), on_allocated, &ledger, &metrics});
+  // The driver's class attributes are the truth about this node's UltraServer (read at each
+  // group pod's Allocate: the driver's election may have changed them since start).
+  const sysfs::Fs* fs = (*host)->fs.get();
+  IdentityFn identity = [fs] { return ultraserver::ReadIdentity(*fs); };
+  Endpoints endpoints = MakeEndpoints(
+      opts_, aopts, {source, hs->handshake.get(), on_allocated, &ledger, &metrics, identity});
   source.Subscribe([&endpoints] {
     for (PluginServer* s : endpoints.raw) s->NotifyChanged();
   });

@@ -65,6 +65,40 @@ std::optional<std::vector<int>> PendingChoice(const std::vector<PodAnnotations>&
   return best;
 }
 
+std::optional<std::map<std::string, std::string>> PendingPodFor(
+    const std::vector<PodAnnotations>& pods, assignment::ResourceKind kind,
+    const std::vector<int>& ids) {
+  std::vector<int> want = ids;
+  std::sort(want.begin(), want.end());
+  const PodAnnotations* best = nullptr;
+  int64_t best_time = std::numeric_limits<int64_t>::max();
+  for (const PodAnnotations& p : pods) {
+    if (Get(p.annotations, assignment::kAnnotationAllocated) != "false") continue;
+    absl::StatusOr<assignment::Assignment> a = assignment::Parse(p.annotations);
+    if (!a.ok() || a->kind != kind) continue;
+    std::vector<int> have = a->ids;
+    std::sort(have.begin(), have.end());
+    if (have != want) continue;
+    const int64_t t = a->chosen_at_ns.value_or(std::numeric_limits<int64_t>::max());
+    if (best == nullptr || t < best_time) {
+      best = &p;
+      best_time = t;
+    }
+  }
+  if (best == nullptr) return std::nullopt;
+  return best->annotations;
+}
+
+std::optional<std::map<std::string, std::string>> Handshake::PendingPodFor(
+    assignment::ResourceKind kind, const std::vector<int>& ids) {
+  absl::StatusOr<std::vector<PodAnnotations>> pods = pods_.ListNodePods();
+  if (!pods.ok()) {
+    spdlog::warn("pod list for allocate failed error=\"{}\"", std::string(pods.status().message()));
+    return std::nullopt;
+  }
+  return deviceplugin::PendingPodFor(*pods, kind, ids);
+}
+
 absl::Status Handshake::Reconcile() {
   absl::StatusOr<std::vector<PodHoldings>> held = holdings_();
   if (!held.ok()) return held.status();

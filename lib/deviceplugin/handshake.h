@@ -53,6 +53,12 @@ std::vector<AnnotationPatch> PlanHandshake(const std::vector<PodHoldings>& held,
 std::optional<std::vector<int>> PendingChoice(const std::vector<PodAnnotations>& pods,
                                               assignment::ResourceKind kind, int size);
 
+// The annotations of the pod among `pods` whose pending choice (as PendingChoice reads it) is
+// exactly `ids` of `kind`, the oldest choice first; nullopt if none.
+std::optional<std::map<std::string, std::string>> PendingPodFor(
+    const std::vector<PodAnnotations>& pods, assignment::ResourceKind kind,
+    const std::vector<int>& ids);
+
 class Handshake final : public AllocationHints {
  public:
   using HoldingsFn = std::function<absl::StatusOr<std::vector<PodHoldings>>()>;
@@ -65,6 +71,8 @@ class Handshake final : public AllocationHints {
   int patches_applied() const;
 
   std::optional<std::vector<int>> HintFor(assignment::ResourceKind kind, int size) override;
+  std::optional<std::map<std::string, std::string>> PendingPodFor(
+      assignment::ResourceKind kind, const std::vector<int>& ids) override;
 
  private:
   PodDirectory& pods_;

@@ -60,6 +60,20 @@ struct PluginServer::Impl {
   std::function<void()> on_allocated;
   SiliconLedger* ledger;
   PluginMetrics* metrics = nullptr;  // set before serving
+  IdentityFn identity;               // set before serving; empty: no UltraServer env
+
+  // The UltraServer environment for a container given `ids`: empty for a pod of no group (or
+  // without API access); an error when the pod's placement disagrees with this node.
+  absl::StatusOr<EnvList> UltraServerEnvFor(const NodeSnapshot& node,
+                                            const std::vector<std::string>& ids) const {
+    if (hints == nullptr || !identity) return EnvList{};
+    absl::StatusOr<std::vector<int>> parsed = allocator.ParseIds(node, ids);
+    if (!parsed.ok()) return EnvList{};
+    std::optional<std::map<std::string, std::string>> pod =
+        hints->PendingPodFor(allocator.kind(), *parsed);
+    if (!pod || !HasPlacement(*pod)) return EnvList{};
+    return UltraServerEnv(*pod, identity());
+  }
 
   // `available` without IDs whose device is held through the other resource (must_include
   // stays: the kubelet already chose those). Unparseable IDs pass through for Preferred to
@@ -214,6 +228,14 @@ class DevicePluginService final : public v1beta1::DevicePlugin::Service {
                      std::string(alloc.status().message()));
         return ToGrpc(alloc.status());
       }
+      absl::StatusOr<EnvList> us_env = impl_.UltraServerEnvFor(node, ids);
+      if (!us_env.ok()) {
+        spdlog::warn("allocate refused resource={} ids={} error=\"{}\"",
+                     assignment::ResourceName(impl_.allocator.kind()), absl::StrJoin(ids, ","),
+                     std::string(us_env.status().message()));
+        return ToGrpc(us_env.status());
+      }
+      for (auto& [k, v] : *us_env) alloc->envs[k] = std::move(v);
       if (impl_.ledger != nullptr) {
         absl::StatusOr<std::vector<int>> parsed = impl_.allocator.ParseIds(node, ids);
         absl::Status claim = parsed.ok()
@@ -257,6 +279,10 @@ PluginServer::PluginServer(const Allocator& allocator, const DeviceSource& sourc
 PluginServer::~PluginServer() { Stop(); }
 
 void PluginServer::set_metrics(PluginMetrics* metrics) { impl_->metrics = metrics; }
+
+void PluginServer::set_ultraserver_identity(IdentityFn identity) {
+  impl_->identity = std::move(identity);
+}
 
 std::string PluginServer::endpoint() const {
   return std::filesystem::path(socket_path_).filename().string();

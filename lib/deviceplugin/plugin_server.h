@@ -8,6 +8,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -19,6 +20,7 @@
 #include "lib/deviceplugin/device_source.h"
 #include "lib/deviceplugin/metrics.h"
 #include "lib/deviceplugin/silicon_ledger.h"
+#include "lib/deviceplugin/ultraserver_env.h"
 
 namespace neuron::deviceplugin {
 
@@ -29,6 +31,13 @@ class AllocationHints {
   // IDs the extender chose for a pod bound to this node that still waits for `size` IDs of
   // `kind`; nullopt when there is none (or no API access).
   virtual std::optional<std::vector<int>> HintFor(assignment::ResourceKind kind, int size) = 0;
+  // Allocate has no pod identity: the annotations of the pod bound here whose pending choice
+  // is exactly `ids` of `kind` (the pod this Allocate serves, as the kubelet followed the
+  // preferred allocation); nullopt when there is none (or no API access).
+  virtual std::optional<std::map<std::string, std::string>> PendingPodFor(
+      assignment::ResourceKind /*kind*/, const std::vector<int>& /*ids*/) {
+    return std::nullopt;
+  }
 };
 
 class PluginServer {
@@ -46,6 +55,10 @@ class PluginServer {
   // Counts Allocate calls and open ListAndWatch streams in `metrics` (may be null; must outlive
   // this server). Call before Start().
   void set_metrics(PluginMetrics* metrics);
+  // Reads this node's UltraServer identity: Allocate then gives a container of a pod the
+  // extender placed in an UltraServer group (ultraserver_env.h) the runtime's environment,
+  // found through `hints` (PendingPodFor). Unset: no such environment. Call before Start().
+  void set_ultraserver_identity(IdentityFn identity);
 
   // Removes a stale socket file, listens on the unix socket and serves on gRPC's threads.
   // Restartable after Stop().

@@ -5,6 +5,7 @@
 #include <tuple>
 
 #include "lib/assignment/annotations.h"
+#include "lib/deviceplugin/ultraserver_env.h"
 #include "lib/k8s/object_fields.h"
 #include "lib/k8s/resource.h"
 
@@ -14,7 +15,14 @@ const JsonKeep& PodCacheFields() {
       {{"annotations", JsonKeep::Of({{assignment::kAnnotationIds},
                                      {assignment::kAnnotationType},
                                      {assignment::kAnnotationAllocated},
-                                     {assignment::kAnnotationAllocTime}})}})}));
+                                     {assignment::kAnnotationAllocTime},
+                                     // An UltraServer group pod's placement (ultraserver_env.h).
+                                     {kUsSetSizeAnnotation},
+                                     {kUsServerIdAnnotation},
+                                     {kUsNodeIdAnnotation},
+                                     {kUsModeAnnotation},
+                                     {kUsRankAnnotation},
+                                     {kUsRank0HostAnnotation}})}})}));
   return *keep;
 }
 

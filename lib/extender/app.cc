@@ -58,6 +58,7 @@ absl::Status App::Start() {
   State& s = *s_;
   BindOptions bopts;
   bopts.reservation_ttl = opts_.reservation_ttl;
+  bopts.group_reservation_ttl = opts_.group_reservation_ttl;
   bopts.scheduler_name = opts_.scheduler_name;
   s.binder = std::make_unique<Binder>(*client_, s.view, nullptr, bopts);
   s.service = std::make_unique<Service>(s.view, s.binder.get(), opts_.policy, s.registry);

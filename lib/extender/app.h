@@ -28,6 +28,7 @@ struct AppOptions {
   std::string kubeconfig;    // "" = in-cluster
   Policy policy = Policy::kBinpack;
   absl::Duration reservation_ttl = absl::Seconds(60);
+  absl::Duration group_reservation_ttl = absl::Minutes(2);  // UltraServer sets (pod_group.h)
   int threads = 8;
 };
 

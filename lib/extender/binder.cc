@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "lib/assignment/annotations.h"
 #include "lib/extender/decide.h"
+#include "lib/extender/group_decide.h"
 #include "lib/k8s/errors.h"
 #include "lib/k8s/resource.h"
 
@@ -29,6 +30,16 @@ json HandshakeAnnotations(const Choice& choice, absl::Time now) {
   return assignment::Format({choice.kind, choice.ids, false, absl::ToUnixNanos(now)});
 }
 
+// The group's placement, for the device plugin's Allocate (pod_group.h).
+void AddPlacement(const ultraserver::Placement& p, json& annotations) {
+  annotations[kSetSizeAnnotation] = std::to_string(p.member.size);
+  annotations[kServerIdAnnotation] = p.member.server_id;
+  annotations[kNodeIdAnnotation] = std::to_string(p.member.node_id);
+  annotations[kModeAnnotation] = std::to_string(static_cast<int>(p.member.mode));
+  annotations[kRankAnnotation] = std::to_string(p.rank);
+  annotations[kRank0HostAnnotation] = p.rank0_host;
+}
+
 }  // namespace
 
 Binder::Binder(k8s::RestClient& client, ClusterView& view, Clock* clock, BindOptions opts)
@@ -46,6 +57,7 @@ absl::StatusOr<PodInfo> Binder::PodToBind(const BindingArgs& args) {
     pod.uid = p->uid;
     pod.request = p->request;
     pod.scheduler_name = p->scheduler_name;
+    pod.group = p->group;
     return pod;
   }
   // kube-scheduler's informer saw the pod before our watch did: read it this once.
@@ -101,7 +113,10 @@ std::optional<BindOutcome> Binder::Refusal(const BindingArgs& args, const PodInf
   if (!node) {
     return Refused(kRefusedUnknownNode, absl::StrCat("node ", args.node, " is not known"));
   }
-  if (const Verdict v = Evaluate(node.get(), pod.request); !v.fits) {
+  std::deque<Verdict> pool;
+  const Verdict v = pod.group ? *GroupVerdicts(view_, pod, {args.node}, pool).front()
+                              : Evaluate(node.get(), pod.request);
+  if (!v.fits) {
     return Refused(kRefusedFilter,
                    absl::StrCat("node ", args.node, " does not pass the filter: ", v.reason));
   }
@@ -124,14 +139,24 @@ BindOutcome Binder::Bind(const BindingArgs& args) {
   }
   if (std::optional<BindOutcome> refused = Refusal(args, *pod)) return *std::move(refused);
   const std::string reservation = pod->uid.empty() ? pod->Key() : pod->uid;
+  std::optional<ultraserver::Placement> placement;
+  if (pod->group) {
+    absl::StatusOr<ultraserver::Placement> p =
+        view_.PlaceGroupPod(*pod, args.node, opts_.group_reservation_ttl);
+    if (!p.ok()) return Outcome(p.status(), "no_fit");
+    placement = *std::move(p);
+  }
   absl::StatusOr<Choice> c = view_.ChooseAndReserve(args.node, *pod, opts_.reservation_ttl);
   if (!c.ok()) {
+    if (placement) view_.UnplaceGroupPod(*pod);
     return Outcome(c.status(), absl::IsFailedPrecondition(c.status()) ? "no_fit" : "error");
   }
   Choice choice = std::move(*c);
-  if (absl::Status s = PostBinding(args, pod->uid, HandshakeAnnotations(choice, clock_.Now()));
-      !s.ok()) {
+  json annotations = HandshakeAnnotations(choice, clock_.Now());
+  if (placement) AddPlacement(*placement, annotations);
+  if (absl::Status s = PostBinding(args, pod->uid, annotations); !s.ok()) {
     view_.Release(reservation);
+    if (placement) view_.UnplaceGroupPod(*pod);
     return Outcome(s, k8s::IsConflict(s) ? "conflict" : "error");
   }
   spdlog::info("pod bound pod={} node={} kind={} ids={}", pod->Key(), args.node,

@@ -6,8 +6,10 @@
 //   2. the best fit (lib/topology, the device plugin's function) is chosen and reserved in the
 //      ClusterView, so concurrent binds to one node never overlap;
 //   3. POST pods/<name>/binding carrying the handshake annotations in metadata.annotations and
-//      the pod's UID as precondition: the apiserver merges those keys into the pod in the same
-//      write that sets nodeName (other keys are kept), and refuses a recreated or bound pod.
+//      the pod's UID as precondition (for a pod of an UltraServer group also its placement,
+//      pod_group.h, after the group's set is reserved: ClusterView::PlaceGroupPod): the apiserver
+//      merges those keys into the pod in the same write that sets nodeName (other keys are kept),
+//      and refuses a recreated or bound pod.
 // No Event of ours: kube-scheduler records Scheduled after a successful extender bind. A 409
 // where the pod already sits on that node is a retry after a lost reply, hence success.
 //
@@ -34,6 +36,9 @@ namespace neuron::extender {
 struct BindOptions {
   // How long a choice stays reserved if the watch never shows the annotation.
   absl::Duration reservation_ttl = absl::Seconds(60);
+  // How long an UltraServer group's set stays reserved for it after its first bind when the
+  // group never completes (all N pods bound ends the reservation earlier).
+  absl::Duration group_reservation_ttl = absl::Minutes(2);
   // The profile (spec.schedulerName) of the kube-scheduler that calls this extender.
   std::string scheduler_name = "neuron-scheduler";
 };

@@ -83,7 +83,15 @@ void ClusterView::UpsertNode(NodeInfo info) {
 
 void ClusterView::UpsertNodeLocked(NodeInfo info) {
   const std::string name = info.name;
-  nodes_[name].info = std::move(info);
+  NodeEntry& e = nodes_[name];
+  if (e.info && e.info->ultraserver) {
+    IndexNodeLocked(name, nullptr);
+  }
+  e.info = std::move(info);
+  e.group_reserved = node_reserved_.count(name) > 0;  // a node that left and came back
+  if (e.info->ultraserver) {
+    IndexNodeLocked(name, &*e.info);
+  }
   InvalidateLocked(name);
 }
 
@@ -109,6 +117,9 @@ void ClusterView::DeleteNode(const std::string& name) {
 void ClusterView::DeleteNodeLocked(const std::string& name) {
   auto it = nodes_.find(name);
   if (it == nodes_.end()) return;
+  if (it->second.info && it->second.info->ultraserver) {
+    IndexNodeLocked(name, nullptr);
+  }
   it->second.info.reset();
   InvalidateLocked(name);
   if (it->second.pods.empty()) nodes_.erase(it);
@@ -130,6 +141,7 @@ void ClusterView::ReplaceNodes(std::vector<NodeInfo> nodes) {
 
 void ClusterView::RemovePodLocked(const std::string& key) {
   pending_.erase(key);
+  UntrackGroupPodLocked(key);
   auto it = pod_node_.find(key);
   if (it == pod_node_.end()) return;
   auto n = nodes_.find(it->second);
@@ -142,8 +154,9 @@ void ClusterView::RemovePodLocked(const std::string& key) {
 }
 
 PodHoldings HoldingsFor(const PodInfo& p) {
-  PodHoldings out{p.Key(), p.uid, p.node_name, {}, {}, {}};
+  PodHoldings out{p.Key(), p.uid, p.node_name, {}, {}, {}, {}};
   if (p.Terminated() || !p.request.Any()) return out;
+  out.group = p.group;
   if (p.node_name.empty()) {
     out.pending = p.request;
     out.scheduler_name = p.scheduler_name;
@@ -176,8 +189,13 @@ void ClusterView::ApplyPod(PodHoldings pod) {
 
 void ClusterView::ApplyPodLocked(PodHoldings pod) {
   RemovePodLocked(pod.key);
-  if (pod.pending.Any()) pending_[pod.key] = PendingPod{pod.uid, pod.pending, pod.scheduler_name};
+  if (pod.pending.Any()) {
+    pending_[pod.key] = PendingPod{pod.uid, pod.pending, pod.scheduler_name, pod.group};
+  }
   if (pod.holdings.empty()) return;
+  if (pod.group && pod.group->error.empty()) {
+    TrackGroupPodLocked(pod.key, pod.group->key, pod.node);
+  }
   // The watch now shows the IDs the bind wrote: the reservation has done its job.
   if (std::any_of(pod.holdings.begin(), pod.holdings.end(),
                   [](const Holding& h) { return h.known; })) {

@@ -11,6 +11,7 @@
 // set stays taken until the watch shows the pod's annotation or the reservation expires.
 #pragma once
 
+#include <deque>
 #include <map>
 #include <memory>
 #include <optional>
@@ -31,6 +32,7 @@
 #include "lib/extender/node.h"
 #include "lib/extender/node_key.h"
 #include "lib/extender/pod.h"
+#include "lib/ultraserver/runtime_env.h"
 #include "nlohmann/json.hpp"
 
 namespace neuron::extender {
@@ -70,8 +72,9 @@ struct PodHoldings {
   std::string uid;
   std::string node;
   std::vector<Holding> holdings;
-  NeuronRequest pending{};       // a live pod that waits for a node: what it asks for
-  std::string scheduler_name{};  // of a pending pod: who may bind it
+  NeuronRequest pending{};          // a live pod that waits for a node: what it asks for
+  std::string scheduler_name{};     // of a pending pod: who may bind it
+  std::optional<PodGroup> group{};  // the pod's UltraServer group, if any
 };
 PodHoldings HoldingsFor(const PodInfo& pod);
 
@@ -81,6 +84,25 @@ struct PendingPod {
   std::string uid;
   NeuronRequest request;
   std::string scheduler_name;
+  std::optional<PodGroup> group{};
+};
+
+// One candidate's standing for a pod of an UltraServer group, as far as the view decides it
+// under its lock (group_decide.h adds whether each node of the set fits the pod's request).
+struct GroupCheck {
+  bool ok = false;
+  bool unresolvable = false;
+  std::string reason;
+  const char* category = "";
+  std::string set_name;                // "UltraServer set <id>" or "node <name>" (N = 1)
+  std::vector<std::string> fit_nodes;  // when ok: each must fit the pod's request
+};
+
+// CheckGroup's answer: one check per name, shared where the reason is the same (most
+// candidates fail for one of a few reasons; a filter at 5,000 nodes must not build 5,000).
+struct GroupChecks {
+  std::deque<GroupCheck> pool;
+  std::vector<const GroupCheck*> of;
 };
 
 // The kind and count a request asks for; InvalidArgument when it asks both kinds.
@@ -135,6 +157,24 @@ class ClusterView {
   // The node's shape, free devices and cores, and who holds what.
   std::optional<nlohmann::json> DebugNode(const std::string& node) const;
 
+  // --- UltraServer groups (pod_group.h). Sets come from the nodes' identity labels, indexed
+  // by server id as nodes change; a set is held by a group that reserved it (its first bind,
+  // until all N pods are seen bound or `ttl` passes) or has a live pod on one of its nodes.
+  // The standing of each of `names` for group pod `pod` (its group must be valid).
+  GroupChecks CheckGroup(const PodInfo& pod, const std::vector<std::string_view>& names) const;
+  // Prioritize for a group pod: 1..10, higher where the node's UltraServer is already in use
+  // by other groups (small sets packed, whole UltraServers kept free); 10 for sets of 4.
+  std::vector<int> GroupScores(const PodInfo& pod,
+                               const std::vector<std::string_view>& names) const;
+  // Bind's step for a group pod: checks `node` once more under the lock, reserves the set
+  // when this is the group's first pod, records the pod as placed there and returns where it
+  // runs. FailedPrecondition when the node is not (any more) the group's to take.
+  absl::StatusOr<ultraserver::Placement> PlaceGroupPod(const PodInfo& pod, const std::string& node,
+                                                       absl::Duration ttl);
+  // Undoes PlaceGroupPod after a failed bind (the reservation goes when nothing else is placed).
+  void UnplaceGroupPod(const PodInfo& pod);
+  size_t group_reservation_count() const;
+
   size_t node_count() const;
   size_t pod_count() const;  // pods holding Neuron resources
   size_t reservation_count() const;
@@ -145,6 +185,47 @@ class ClusterView {
     Choice choice;
     absl::Time expires;
   };
+  struct GroupReservation {
+    int size = 0;
+    std::string server_id;
+    std::vector<std::string> nodes;             // by node id
+    std::map<std::string, std::string> placed;  // pod key -> node, by bind
+    absl::Time expires;
+  };
+  // The set of `size` that `node` belongs to: its name and its nodes by node id ("" where
+  // unknown); false when the node has no such set.
+  bool SetOfLocked(const std::string& node, int size, std::string& server_id,
+                   std::vector<std::string>& nodes) const ABSL_SHARED_LOCKS_REQUIRED(mu_);
+  // The same without copies, from the index: null when the node has no set of `size` > 1.
+  const std::vector<std::string>* IndexedSetLocked(const NodeInfo& info, int size,
+                                                   const std::string*& server_id) const
+      ABSL_SHARED_LOCKS_REQUIRED(mu_);
+  void IndexNodeLocked(const std::string& name, const NodeInfo* info)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void TrackGroupPodLocked(const std::string& key, const std::string& group,
+                           const std::string& node) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void UntrackGroupPodLocked(const std::string& key) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void EraseGroupReservationLocked(const std::string& group) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // A group other than `except` that holds `node` (its live reservation, its live pods); null
+  // when none.
+  const std::string* HolderLocked(const std::string& node, const std::string& except,
+                                  absl::Time now) const ABSL_SHARED_LOCKS_REQUIRED(mu_);
+  // The set group `g` occupies: reserved, else where its live pods run. False: none yet.
+  bool GroupSetLocked(const PodGroup& g, absl::Time now, std::string& server_id,
+                      std::vector<std::string>& nodes) const ABSL_SHARED_LOCKS_REQUIRED(mu_);
+  // Nodes where pods of `group` other than `pod` run or were placed by bind.
+  std::set<std::string> TakenLocked(const std::string& group, const std::string& pod,
+                                    absl::Time now) const ABSL_SHARED_LOCKS_REQUIRED(mu_);
+  struct GroupPass;  // one CheckGroup call's context (cluster_view_groups.cc)
+  const GroupCheck* CheckInSetLocked(GroupPass& pass, const std::string& name) const
+      ABSL_SHARED_LOCKS_REQUIRED(mu_);
+  const GroupCheck* CheckNewSetLocked(GroupPass& pass, const std::string& name) const
+      ABSL_SHARED_LOCKS_REQUIRED(mu_);
+  // Why the set `nodes` cannot take a new group; null when it can.
+  const GroupCheck* SetProblemLocked(GroupPass& pass, const std::string& server_id,
+                                     const std::vector<std::string>& nodes) const
+      ABSL_SHARED_LOCKS_REQUIRED(mu_);
+
   struct NodeEntry {
     // Snapshot() cache: valid until `cached_until` (the first counted reservation expiry) or
     // until a change resets it; only set while `info` is. First, so that a filter's lookup of
@@ -153,6 +234,10 @@ class ClusterView {
     mutable absl::Time cached_until = absl::InfiniteFuture();
     std::optional<NodeInfo> info;                      // null until the Node is seen
     std::map<std::string, std::vector<Holding>> pods;  // pod key -> holdings
+    // UltraServer groups: live group pods here, and whether a group's reservation names this
+    // node (maybe expired): when both are clear no group holds it, without another lookup.
+    int group_pods = 0;
+    bool group_reserved = false;
   };
 
   std::optional<NodeState> StateLocked(const std::string& node, const std::string& exclude_pod,
@@ -176,6 +261,17 @@ class ClusterView {
   std::unordered_map<std::string, std::string> pod_node_ ABSL_GUARDED_BY(mu_);      // key -> node
   std::unordered_map<std::string, Reservation> reservations_ ABSL_GUARDED_BY(mu_);  // by uid
   std::unordered_map<std::string, PendingPod> pending_ ABSL_GUARDED_BY(mu_);        // by key
+  // UltraServer sets: server id -> nodes by node id, for sets of 2 and of 4.
+  absl::flat_hash_map<std::string, std::vector<std::string>> sets2_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_map<std::string, std::vector<std::string>> sets4_ ABSL_GUARDED_BY(mu_);
+  // Live bound pods of groups: pod key -> (group, node); group -> its pods; node -> groups.
+  std::unordered_map<std::string, std::pair<std::string, std::string>> pod_group_
+      ABSL_GUARDED_BY(mu_);
+  std::unordered_map<std::string, std::map<std::string, std::string>> group_pods_
+      ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_map<std::string, std::map<std::string, int>> node_groups_ ABSL_GUARDED_BY(mu_);
+  std::unordered_map<std::string, GroupReservation> group_res_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_map<std::string, std::string> node_reserved_ ABSL_GUARDED_BY(mu_);  // -> group
 };
 
 }  // namespace neuron::extender

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "absl/strings/str_cat.h"
+#include "lib/extender/group_decide.h"
 #include "lib/topology/topology.h"
 
 namespace neuron::extender {
@@ -152,6 +153,10 @@ FilterVerdicts DecideFilter(const ClusterView& view, const ExtenderArgs& args) {
   FilterVerdicts out;
   const std::vector<std::string_view> names = args.CandidateNames();
   out.of.assign(names.size(), &kFits);
+  if (args.pod.group) {
+    out.of = GroupVerdicts(view, args.pod, names, out.own);
+    return out;
+  }
   if (!args.pod.request.Any()) return out;
   out.states = view.Snapshots(names, args.pod.Key());
   Verdict scratch;
@@ -191,6 +196,7 @@ FilterResult Filter(const ClusterView& view, const ExtenderArgs& args,
 std::vector<int> Scores(const ClusterView& view, const ExtenderArgs& args, Policy policy) {
   const std::vector<std::string_view> names = args.CandidateNames();
   std::vector<int> out(names.size(), 0);
+  if (args.pod.group) return GroupScores(view, args.pod, names);
   if (!args.pod.request.Any()) return out;
   const std::vector<std::shared_ptr<const NodeState>> states =
       view.Snapshots(names, args.pod.Key());
@@ -214,6 +220,8 @@ std::vector<HostPriority> Prioritize(const ClusterView& view, const ExtenderArgs
 
 std::map<std::string, MetaVictims> Preempt(const ClusterView& view, const PreemptionArgs& args) {
   std::map<std::string, MetaVictims> out;
+  // A group's set is freed by no eviction the scheduler proposes node by node.
+  if (args.pod.group) return out;
   for (const auto& [node, victims] : args.victims) {
     if (!args.pod.request.Any()) {  // not ours: nothing to add to the scheduler's choice
       out[node] = victims;

@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "lib/assignment/ids.h"
 #include "lib/base/json_access.h"
+#include "lib/ultraserver/labels.h"
 
 namespace neuron::extender {
 namespace {
@@ -155,7 +156,52 @@ std::shared_ptr<const ShapeModel> ChainFromCounts(const json& labels, int64_t ca
   return ChainModel(static_cast<int>(devices), cpd);
 }
 
+// The identity AWS's UltraServer labels describe; null when they describe none.
+std::shared_ptr<const ultraserver::Identity> UltraServerOf(const json& labels) {
+  std::map<std::string, std::string> ours;
+  for (const auto& [k, v] : labels.items()) {
+    if (v.is_string() && k.rfind(ultraserver::kLabelPrefix, 0) == 0) {
+      ours.emplace(k, v.get<std::string>());
+    }
+  }
+  if (ours.empty()) {
+    return nullptr;
+  }
+  std::optional<ultraserver::Identity> id = ultraserver::IdentityFromLabels(ours);
+  if (!id) {
+    return nullptr;
+  }
+  return std::make_shared<const ultraserver::Identity>(*std::move(id));
+}
+
+// Not cordoned, and Ready unless the node reports no Ready condition at all.
+bool Schedulable(const json& node, const json* status) {
+  const json* spec = Member(node, "spec");
+  if (spec != nullptr && BoolOf(Member(*spec, "unschedulable"))) {
+    return false;
+  }
+  const json* conds = status ? Member(*status, "conditions") : nullptr;
+  if (conds == nullptr || !conds->is_array()) {
+    return true;
+  }
+  for (const json& c : *conds) {
+    if (c.is_object() && StringMember(c, "type") == "Ready") {
+      return StringMember(c, "status") == "True";
+    }
+  }
+  return true;
+}
+
 }  // namespace
+
+bool NodeInfo::FullyAllocatable() const {
+  if (!shape) {
+    return false;
+  }
+  const bool devices_ok = alloc_devices < 0 || alloc_devices >= shape->topo.devices;
+  const bool cores_ok = alloc_cores < 0 || alloc_cores >= shape->total_cores();
+  return devices_ok && cores_ok && (alloc_devices >= 0 || alloc_cores >= 0);
+}
 
 NodeInfo ParseNode(const json& node) {
   NodeInfo info;
@@ -173,6 +219,18 @@ NodeInfo ParseNode(const json& node) {
   info.alloc_cores = Count(alloc, assignment::kNeuronCoreResource);
   const int64_t cap_devices = Count(cap ? cap : alloc, assignment::kNeuronResource);
   const int64_t cap_cores = Count(cap ? cap : alloc, assignment::kNeuronCoreResource);
+  info.ultraserver = UltraServerOf(labels);
+  if (info.ultraserver) {
+    const ultraserver::Identity& id = *info.ultraserver;
+    for (int size : ultraserver::kSetSizes) {
+      if (id.ModeForSize(size) != ultraserver::Mode::kUnset) {
+        info.us_sizes |= static_cast<uint8_t>(1U << size);
+      }
+    }
+    info.us_node_id2 = static_cast<int8_t>(id.trn3 ? id.node_id : id.node_id_2);
+    info.us_node_id4 = static_cast<int8_t>(id.trn3 ? id.node_id : id.node_id_4);
+  }
+  info.schedulable = Schedulable(node, status);
 
   if (const topology::Shape* shape = ShapeFromLabels(labels, info.source)) {
     info.shape = ModelFor(*shape, LncOf(labels, *shape, cap_devices, cap_cores));
@@ -187,13 +245,19 @@ const JsonKeep& NodeFields() {
   static const JsonKeep* keep = [] {
     const JsonKeep ours =
         JsonKeep::Of({{assignment::kNeuronResource, {}}, {assignment::kNeuronCoreResource, {}}});
-    JsonKeep labels = JsonKeep::Of(
-        {{kInstanceTypeLabel}, {kInstanceTypeBetaLabel}, JsonKeep::Member::Prefix(kNfdPrefix)});
+    JsonKeep labels = JsonKeep::Of({{kInstanceTypeLabel},
+                                    {kInstanceTypeBetaLabel},
+                                    JsonKeep::Member::Prefix(kNfdPrefix),
+                                    JsonKeep::Member::Prefix(ultraserver::kLabelPrefix)});
+    const JsonKeep condition = JsonKeep::Of({{"type", {}}, {"status", {}}});
     auto* k = new JsonKeep(JsonKeep::Of({
         {"metadata",
          JsonKeep::Of(
              {{"name", {}}, {"uid", {}}, {"resourceVersion", {}}, {"labels", std::move(labels)}})},
-        {"status", JsonKeep::Of({{"allocatable", ours}, {"capacity", ours}})},
+        {"spec", JsonKeep::Of({{"unschedulable", {}}})},
+        {"status", JsonKeep::Of({{"allocatable", ours},
+                                 {"capacity", ours},
+                                 {"conditions", JsonKeep::EachItem(condition)}})},
     }));
     return k;
   }();

@@ -3,7 +3,8 @@
 // (instance-type label, else the node agent's NFD labels, else allocatable/capacity counts, read
 // as a chain of devices since nothing says how they are linked), the LNC (label, else implied by
 // the neuroncore/neuron capacity ratio, else the family default) and the healthy capacity
-// (status.allocatable). Shape models are shared between nodes of the same shape.
+// (status.allocatable), its UltraServer identity labels and whether it takes new pods
+// (Ready, not cordoned). Shape models are shared between nodes of the same shape.
 #pragma once
 
 #include <cstdint>
@@ -13,6 +14,7 @@
 
 #include "lib/base/json_prune.h"
 #include "lib/topology/topology.h"
+#include "lib/ultraserver/identity.h"
 #include "nlohmann/json.hpp"
 
 namespace neuron::extender {
@@ -41,6 +43,17 @@ struct NodeInfo {
   std::shared_ptr<const ShapeModel> shape;  // null: not a Neuron node
   int64_t alloc_devices = -1;               // status.allocatable, -1 = not reported
   int64_t alloc_cores = -1;
+  // The UltraServer identity AWS's labels describe (lib/ultraserver/labels.h); null when the
+  // node is no UltraServer node. Shared: NodeInfo is copied into every computed state.
+  std::shared_ptr<const ultraserver::Identity> ultraserver;
+  // Compact copies of it for the filter's first test of thousands of candidates (no pointer
+  // chase): bit 1 << N set when the node supports sets of N; its node id in its set of 2 / 4.
+  uint8_t us_sizes = 0;
+  int8_t us_node_id2 = -1, us_node_id4 = -1;
+  // False when spec.unschedulable is set or the Ready condition is not "True".
+  bool schedulable = true;
+  // Every Neuron device and core the shape has is allocatable (none reported unhealthy).
+  bool FullyAllocatable() const;
 };
 
 NodeInfo ParseNode(const nlohmann::json& node);

@@ -139,6 +139,9 @@ absl::StatusOr<PodInfo> ParsePod(const json& pod) {
     }
   }
   if (p.ns.empty()) p.ns = "default";
+  if (md) {
+    p.group = ParsePodGroup(p.ns, Member(*md, "labels"), Member(*md, "annotations"));
+  }
   if (const json* spec = Member(pod, "spec")) {
     p.node_name = StringMember(*spec, "nodeName");
     p.scheduler_name = StringMember(*spec, "schedulerName");
@@ -159,9 +162,15 @@ const JsonKeep& PodFields() {
                        {"namespace", {}},
                        {"uid", {}},
                        {"resourceVersion", {}},
+                       {"labels", JsonKeep::Of({{kPodGroupLabel, {}},
+                                                {kUltraServerNodesKey, {}},
+                                                {kLwsGroupKeyLabel, {}}})},
                        {"annotations", JsonKeep::Of({{assignment::kAnnotationIds, {}},
                                                      {assignment::kAnnotationType, {}},
-                                                     {assignment::kAnnotationAllocated, {}}})}})},
+                                                     {assignment::kAnnotationAllocated, {}},
+                                                     {kUltraServerNodesKey, {}},
+                                                     {kLwsSizeAnnotation, {}},
+                                                     {kLwsExclusiveAnnotation, {}}})}})},
         {"spec", JsonKeep::Of({{"nodeName", {}},
                                {"schedulerName", {}},
                                {"containers", JsonKeep::EachItem(container)},

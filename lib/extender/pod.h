@@ -14,6 +14,7 @@
 #include "absl/status/statusor.h"
 #include "lib/assignment/annotations.h"
 #include "lib/base/json_prune.h"
+#include "lib/extender/pod_group.h"
 #include "nlohmann/json.hpp"
 
 namespace neuron::extender {
@@ -35,6 +36,8 @@ struct PodInfo {
   // What the handshake annotations say; nullopt when absent or malformed (the pod then holds
   // IDs we do not know).
   std::optional<assignment::Assignment> assignment{};
+  // The UltraServer group the pod belongs to (pod_group.h); nullopt for a pod of none.
+  std::optional<PodGroup> group{};
   std::string Key() const { return ns + "/" + name; }
   // Succeeded/Failed pods hold nothing.
   bool Terminated() const { return phase == "Succeeded" || phase == "Failed"; }

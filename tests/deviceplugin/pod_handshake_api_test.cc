@@ -18,6 +18,7 @@
 #include "lib/deviceplugin/k8s_pod_directory.h"
 #include "lib/deviceplugin/plugin_server.h"
 #include "lib/deviceplugin/pod_cache.h"
+#include "lib/deviceplugin/ultraserver_env.h"
 #include "lib/k8s/errors.h"
 #include "lib/k8s/resource.h"
 #include "lib/k8s/rest_client.h"
@@ -449,6 +450,34 @@ TEST_CASE("The pod cache keeps identity and the handshake's annotations only", "
   CHECK(PodAnnotationsOf(json::parse(R"({"metadata": {"annotations": {"a": 1, "b": "x"}}})"))
             .annotations == std::map<std::string, std::string>{{"b", "x"}});
   CHECK(PodAnnotationsOf(json::array({1, 2})).annotations.empty());  // not an object
+}
+
+TEST_CASE("Pod directories keep an UltraServer group pod's placement for Allocate",
+          "[api][integration]") {
+  const bool cached = GENERATE(false, true);
+  INFO("cached=" << cached);
+  Api api;
+  json ann = Extender("0-15", "neuron", "10");
+  ann[kUsSetSizeAnnotation] = "4";
+  ann[kUsServerIdAnnotation] = "bog79p1y8tetj5uu";
+  ann[kUsNodeIdAnnotation] = "2";
+  ann[kUsModeAnnotation] = "1";
+  ann[kUsRankAnnotation] = "2";
+  ann[kUsRank0HostAnnotation] = "a0";
+  ann["unrelated"] = "dropped by the cache";
+  api.CreatePod("ml", "four-2", kNode, ann, "aws.amazon.com/neuron", 16);
+  Directory dir(api, cached);
+  REQUIRE(dir.Settle({"ml/four-2"}));
+  Handshake hs(dir.get(), [] { return std::vector<PodHoldings>{}; });
+  std::vector<int> all(16);
+  for (int i = 0; i < 16; ++i) all[i] = i;
+  auto pod = hs.PendingPodFor(assignment::ResourceKind::kDevice, all);
+  REQUIRE(pod);
+  CHECK(HasPlacement(*pod));
+  CHECK(pod->at(kUsRank0HostAnnotation) == "a0");
+  CHECK(pod->at(kUsServerIdAnnotation) == "bog79p1y8tetj5uu");
+  CHECK_FALSE(hs.PendingPodFor(assignment::ResourceKind::kDevice, {0, 1}));
+  CHECK_FALSE(hs.PendingPodFor(assignment::ResourceKind::kCore, all));
 }
 
 }  // namespace

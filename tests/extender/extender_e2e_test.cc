@@ -111,6 +111,12 @@ TEST_CASE("neuron-scheduler-extender rejects bad flags with one line", "[e2e]") 
   REQUIRE(testing::Eventually([&] { return !lease.Running(); }));
   CHECK(lease.Terminate() == 2);
   CHECK(lease.Log().find("--leader-lease") != std::string::npos);
+  testing::Subprocess ttl({testing::BinaryPath("neuron-scheduler-extender"),
+                           "--ultraserver-reservation-timeout=0s", "--kubeconfig=/nonexistent"},
+                          std::string(dir_template) + "/ttl.log");
+  REQUIRE(testing::Eventually([&] { return !ttl.Running(); }));
+  CHECK(ttl.Terminate() == 2);
+  CHECK(ttl.Log().find("--ultraserver-reservation-timeout") != std::string::npos);
 }
 
 }  // namespace

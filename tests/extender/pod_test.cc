@@ -99,3 +99,87 @@ TEST_CASE("a pod pruned to PodFields parses as the whole pod does", "[extender][
 
 }  // namespace
 }  // namespace neuron::extender
+
+namespace neuron::extender {
+namespace {
+
+json GroupMeta(const json& labels, const json& annotations = json::object()) {
+  return {{"metadata",
+           {{"name", "p"}, {"namespace", "ml"}, {"labels", labels}, {"annotations", annotations}}},
+          {"spec", {{"containers", {C(kDev, "16")}}}}};
+}
+
+std::optional<PodGroup> GroupOf(const json& pod) {
+  auto p = ParsePod(pod);
+  REQUIRE(p.ok());
+  // What the list feed and the filter read (pruned) says the same.
+  absl::StatusOr<json> pruned = ParsePruned(pod.dump(), PodFields());
+  REQUIRE(pruned.ok());
+  auto cut = ParsePod(*pruned);
+  REQUIRE(cut.ok());
+  CHECK(cut->group == p->group);
+  return p->group;
+}
+
+TEST_CASE("pod groups from neuron.aws.com labels and annotations", "[extender][pod]") {
+  auto g = GroupOf(GroupMeta({{kPodGroupLabel, "job"}, {kUltraServerNodesKey, "4"}}));
+  REQUIRE(g);
+  CHECK(*g == PodGroup{"ml/job", 4, ""});
+  g = GroupOf(GroupMeta({{kPodGroupLabel, "job"}}, {{kUltraServerNodesKey, "2"}}));
+  REQUIRE(g);
+  CHECK(g->set_size == 2);
+  CHECK_FALSE(GroupOf(GroupMeta({{"app", "x"}})));
+  g = GroupOf(GroupMeta({{kPodGroupLabel, "job"}}));
+  REQUIRE(g);
+  CHECK(g->error.find("has no neuron.aws.com/ultraserver-nodes") != std::string::npos);
+  for (const char* bad : {"3", "8", "", "four", "04"}) {
+    CAPTURE(bad);
+    g = GroupOf(GroupMeta({{kPodGroupLabel, "job"}, {kUltraServerNodesKey, bad}}));
+    REQUIRE(g);
+    CHECK(g->error.find("is not an UltraServer set size") != std::string::npos);
+  }
+  g = GroupOf(GroupMeta(json::object(), {{kUltraServerNodesKey, "2"}}));
+  REQUIRE(g);
+  CHECK(g->error.find("names no group") != std::string::npos);
+}
+
+TEST_CASE("LeaderWorkerSet pods form groups through AWS's exclusive topology", "[extender][pod]") {
+  const json lws_labels = {{kLwsGroupKeyLabel, "689ce1b5"}};
+  auto ann = [](const std::string& size, const std::string& topo) {
+    return json{{kLwsSizeAnnotation, size}, {kLwsExclusiveAnnotation, topo}};
+  };
+  auto g = GroupOf(GroupMeta(lws_labels, ann("4", "neuron.amazonaws.com/ultraserver-server-id-4")));
+  REQUIRE(g);
+  CHECK(*g == PodGroup{"ml/lws:689ce1b5", 4, ""});
+  g = GroupOf(GroupMeta(lws_labels, ann("2", "neuron.amazonaws.com/ultraserver-server-id-2")));
+  REQUIRE(g);
+  CHECK(g->set_size == 2);
+  g = GroupOf(GroupMeta(lws_labels, ann("8", "neuron.amazonaws.com/ultraserver-server-id-4")));
+  REQUIRE(g);
+  CHECK(g->error.find("must equal the UltraServer set size 4") != std::string::npos);
+  g = GroupOf(GroupMeta(lws_labels, ann("4", "neuron.amazonaws.com/ultraserver-server-id-3")));
+  REQUIRE(g);
+  CHECK(g->error.find("names no UltraServer set size") != std::string::npos);
+  // Another topology: no UltraServer group, unless ultraserver-nodes asks for one.
+  CHECK_FALSE(GroupOf(GroupMeta(lws_labels, ann("4", "kubernetes.io/hostname"))));
+  json with_nodes = ann("2", "kubernetes.io/hostname");
+  with_nodes[kUltraServerNodesKey] = "2";
+  g = GroupOf(GroupMeta(lws_labels, with_nodes));
+  REQUIRE(g);
+  CHECK(*g == PodGroup{"ml/lws:689ce1b5", 2, ""});
+  with_nodes[kLwsExclusiveAnnotation] = "neuron.amazonaws.com/ultraserver-server-id-4";
+  g = GroupOf(GroupMeta(lws_labels, with_nodes));
+  REQUIRE(g);
+  CHECK(g->error.find("disagrees") != std::string::npos);
+  // Wrong types never throw.
+  CHECK_FALSE(GroupOf(GroupMeta(json::array({1, 2}), json("x"))));
+  g = GroupOf(
+      GroupMeta({{kPodGroupLabel, 7}, {kLwsGroupKeyLabel, "k"}},
+                {{kLwsSizeAnnotation, 4},
+                 {kLwsExclusiveAnnotation, "neuron.amazonaws.com/ultraserver-server-id-4"}}));
+  REQUIRE(g);
+  CHECK(g->error.find("must equal") != std::string::npos);
+}
+
+}  // namespace
+}  // namespace neuron::extender

@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
+#include <deque>
 #include <map>
 #include <string>
 #include <string_view>
@@ -12,6 +13,7 @@
 #include "lib/base/json_escape.h"
 #include "lib/base/json_scanner.h"
 #include "lib/extender/cluster_view.h"
+#include "lib/extender/group_decide.h"
 #include "lib/extender/node.h"
 #include "lib/extender/wire.h"
 
@@ -71,7 +73,10 @@ void FuzzOne(std::string_view in) {
       view.UpsertNode(*pruned);
       const NodeInfo c = ParseNode(*pruned);
       if (c.name != a.name || c.shape != a.shape || c.alloc_devices != a.alloc_devices ||
-          c.alloc_cores != a.alloc_cores || c.source != a.source) {
+          c.alloc_cores != a.alloc_cores || c.source != a.source ||
+          c.schedulable != a.schedulable ||
+          (c.ultraserver == nullptr) != (a.ultraserver == nullptr) ||
+          (c.ultraserver && !(*c.ultraserver == *a.ultraserver))) {
         std::abort();
       }
     }  // (nlohmann stops at a NUL byte and accepts what follows; the scanner does not)
@@ -81,8 +86,16 @@ void FuzzOne(std::string_view in) {
       if (full.ok() != cut.ok()) std::abort();
       if (full.ok() && (full->Key() != cut->Key() || full->uid != cut->uid ||
                         full->node_name != cut->node_name || full->phase != cut->phase ||
-                        !(full->request == cut->request) || full->assignment != cut->assignment)) {
+                        !(full->request == cut->request) || full->assignment != cut->assignment ||
+                        full->group != cut->group)) {
         std::abort();
+      }
+      // A group pod's decisions on the node just seen: any labels, never a crash.
+      if (full.ok() && full->group) {
+        const std::vector<std::string_view> names = {a.name};
+        std::deque<Verdict> pool;
+        if (GroupVerdicts(view, *full, names, pool).size() != 1) std::abort();
+        if (GroupScores(view, *full, names).size() != 1) std::abort();
       }
     }
     for (const std::string& name :

@@ -55,11 +55,12 @@ void DefineFlags(neuron::FlagSet& flags, neuron::deviceplugin::AppOptions& opts,
             "Emulate a driver whose layout we were never told: move every device-level sysfs node "
             "to another directory, chosen from this seed (the reader finds them by name). "
             "0 = driver 2.30.2's layout.");
-  flags.String("emulate-ultraserver", &f.emulate_ultraserver,
-               "--api=dra, with --emulate=trn2u.48xlarge: be node <node> (0..3) of the emulated "
-               "UltraServer <name>, as <name>:<node>[:<modes>] (e.g. us-a:2; modes default "
-               "1,2,4). Processes given the same name agree on its server ids; nodes 0,1 and 2,3 "
-               "are the pairs.");
+  flags.String(
+      "emulate-ultraserver", &f.emulate_ultraserver,
+      "With --emulate=trn2u.48xlarge (either --api): be node <node> (0..3) of the emulated "
+      "UltraServer <name>, as <name>:<node>[:<modes>] (e.g. us-a:2; modes default "
+      "1,2,4). Processes given the same name agree on its server ids; nodes 0,1 and 2,3 "
+      "are the pairs.");
   flags.Int("lnc", &opts.lnc,
             "Logical NeuronCore config (1 or 2); 0 = env NEURON_LOGICAL_NC_CONFIG, else "
             "<host-root>/opt/aws/neuron/logical_nc_config, else the chip default.");
@@ -90,16 +91,12 @@ void DefineFlags(neuron::FlagSet& flags, neuron::deviceplugin::AppOptions& opts,
   flags.Bool("log-json", &f.log_json, "Log one JSON object per line.");
 }
 
-// --emulate-ultraserver into f.ultraserver. The v1beta1 mode's options (lib/deviceplugin) carry
-// no UltraServer node yet, so it is refused there rather than ignored.
-absl::Status ApplyUltraServerFlag(TextFlags& f, const neuron::deviceplugin::AppOptions& opts) {
+// --emulate-ultraserver into opts (device-plugin mode) and f.ultraserver (DRA mode).
+absl::Status ApplyUltraServerFlag(TextFlags& f, neuron::deviceplugin::AppOptions& opts) {
   auto node = neuron::inventory::ParseEmulateUltraServerFlag(opts.emulate, f.emulate_ultraserver);
   if (!node.ok()) return node.status();
-  if (node->has_value() && f.api != "dra") {
-    return absl::InvalidArgumentError(
-        "--emulate-ultraserver needs --api=dra (the device-plugin API does not take it yet)");
-  }
-  f.ultraserver = *std::move(node);
+  f.ultraserver = *node;
+  opts.emulate_ultraserver = *std::move(node);
   return absl::OkStatus();
 }
 

@@ -151,9 +151,10 @@ Endpoints MakeEndpoints(const AppOptions& opts, const AllocatorOptions& aopts,
 }  // namespace
 
 absl::Status App::Run(absl::Notification& stop) {
-  absl::StatusOr<std::unique_ptr<inventory::WatchedHost>> host = inventory::OpenHost(
-      {opts_.host_root, opts_.emulate, opts_.emulate_dir, opts_.emulate_scramble, opts_.lnc,
-       opts_.node_name, opts_.poll_interval, opts_.health_interval, opts_.healthy_after});
+  absl::StatusOr<std::unique_ptr<inventory::WatchedHost>> host =
+      inventory::OpenHost({opts_.host_root, opts_.emulate, opts_.emulate_dir,
+                           opts_.emulate_scramble, opts_.lnc, opts_.node_name, opts_.poll_interval,
+                           opts_.health_interval, opts_.healthy_after, opts_.emulate_ultraserver});
   if (!host.ok()) return host.status();
   inventory::Watcher& watcher = *(*host)->watcher;
   InventorySource source(watcher);

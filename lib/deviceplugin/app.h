@@ -4,6 +4,7 @@
 // server for /metrics (metrics.h), /healthz and /readyz (every endpoint registered).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -12,6 +13,7 @@
 #include "absl/time/time.h"
 #include "lib/assignment/ids.h"
 #include "lib/deviceplugin/allocator.h"
+#include "lib/ultraserver/emulation.h"
 
 namespace neuron::deviceplugin {
 
@@ -36,6 +38,8 @@ struct AppOptions {
   // host:port of /metrics, /healthz and /readyz; "" = no HTTP server. An address that cannot be
   // bound is logged, not fatal: the kubelet must keep its devices.
   std::string metrics_listen = "0.0.0.0:2112";
+  // --emulate-ultraserver: the emulated host is this node of an UltraServer (needs emulate).
+  std::optional<ultraserver::EmulatedNode> emulate_ultraserver = {};
 };
 
 class App {

@@ -8,10 +8,10 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <map>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <system_error>
 
 #include "absl/strings/match.h"
@@ -481,8 +481,10 @@ absl::StatusOr<std::vector<std::string>> WriteEmulatedTree(const std::string& ro
   // node outside any UltraServer.
   std::map<std::string, std::string> class_attrs = spec.class_attributes;
   if (class_attrs.empty()) {
-    class_attrs = {{"ultraserver_mode", "\n"},     {"server_id_2", "0000000000000000\n"},
-                   {"server_id_4", "0000000000000000\n"}, {"node_id_2", "-1\n"},
+    class_attrs = {{"ultraserver_mode", "\n"},
+                   {"server_id_2", "0000000000000000\n"},
+                   {"server_id_4", "0000000000000000\n"},
+                   {"node_id_2", "-1\n"},
                    {"node_id_4", "-1\n"}};
   }
   for (const auto& [name, body] : class_attrs) {

@@ -35,17 +35,16 @@ std::string Hex16(uint64_t v) { return absl::StrFormat("%016x", v); }
 absl::StatusOr<EmulatedNode> ParseEmulatedNode(const std::string& flag) {
   std::vector<std::string> parts = absl::StrSplit(flag, ':');
   auto bad = [&](const std::string& why) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--emulate-ultraserver=\"", flag, "\": ", why,
-        " (expected <name>:<node 0..3>[:<modes>], e.g. us-a:2 or us-a:0:1,2,3,4)"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("--emulate-ultraserver=\"", flag, "\": ", why,
+                     " (expected <name>:<node 0..3>[:<modes>], e.g. us-a:2 or us-a:0:1,2,3,4)"));
   };
   if (parts.size() < 2 || parts.size() > 3) return bad("wrong number of ':' parts");
   EmulatedNode n;
   n.name = parts[0];
   if (n.name.empty() || n.name.size() > 32 ||
       !std::all_of(n.name.begin(), n.name.end(), [](char c) {
-        return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '.' || c == '_' ||
-               c == '-';
+        return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '.' || c == '_' || c == '-';
       })) {
     return bad("the name must be 1..32 characters of [0-9A-Za-z._-]");
   }

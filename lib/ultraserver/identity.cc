@@ -15,9 +15,7 @@ namespace neuron::ultraserver {
 namespace {
 
 // sysfs_emit's one trailing newline, and stray blanks around it.
-absl::string_view Trim(absl::string_view text) {
-  return absl::StripAsciiWhitespace(text);
-}
+absl::string_view Trim(absl::string_view text) { return absl::StripAsciiWhitespace(text); }
 
 bool Busy(absl::string_view text) { return Trim(text) == "busy"; }
 
@@ -31,7 +29,7 @@ bool LabelSafe(char c) {
 
 // A file under the class directory; nullopt when absent.
 absl::StatusOr<std::optional<std::string>> ReadOptional(const sysfs::Fs& fs,
-                                                         const std::string& name) {
+                                                        const std::string& name) {
   const std::string path = absl::StrCat(kClassDir, "/", name);
   auto text = fs.ReadFile(path);
   if (absl::IsNotFound(text.status())) return std::optional<std::string>();
@@ -163,7 +161,8 @@ absl::StatusOr<std::optional<Identity>> ReadIdentity(const sysfs::Fs& fs) {
   absl::Status s =
       id.trn3 ? ReadPair(fs, kReservationIdFile, kNodeIdFile, id.reservation_id, id.node_id)
               : ReadPair(fs, ServerIdFile(2), NodeIdFile(2), id.server_id_2, id.node_id_2);
-  if (s.ok() && !id.trn3) s = ReadPair(fs, ServerIdFile(4), NodeIdFile(4), id.server_id_4, id.node_id_4);
+  if (s.ok() && !id.trn3)
+    s = ReadPair(fs, ServerIdFile(4), NodeIdFile(4), id.server_id_4, id.node_id_4);
   if (!s.ok()) return s;
   return std::optional<Identity>(std::move(id));
 }

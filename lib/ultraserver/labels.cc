@@ -14,8 +14,8 @@ const std::string* Find(const std::map<std::string, std::string>& labels, const 
 }
 
 // The id labels of one set size into (server, node); left as is when missing or malformed.
-void ReadSetLabels(const std::map<std::string, std::string>& labels, int size,
-                   std::string& server, int& node) {
+void ReadSetLabels(const std::map<std::string, std::string>& labels, int size, std::string& server,
+                   int& node) {
   const std::string* s = Find(labels, ServerIdLabel(size));
   const std::string* n = Find(labels, NodeIdLabel(size));
   if (s == nullptr || n == nullptr) return;

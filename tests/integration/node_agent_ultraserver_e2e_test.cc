@@ -219,11 +219,11 @@ TEST_CASE("--emulate-ultraserver is refused in one line where it does not apply"
 
   const std::string plugin = BinaryPath("neuron-device-plugin");
   std::tie(code, log) = RunToEnd(
-      {plugin, "--emulate=trn2u.48xlarge", "--emulate-ultraserver=us-a:1"}, tmp.path + "/d");
+      {plugin, "--emulate=trn1.32xlarge", "--emulate-ultraserver=us-a:1"}, tmp.path + "/d");
   CHECK(code == 2);
   CHECK(log ==
-        "neuron-device-plugin: --emulate-ultraserver needs --api=dra (the device-plugin API does "
-        "not take it yet)\n");
+        "neuron-device-plugin: --emulate-ultraserver needs --emulate=trn2u.48xlarge (the "
+        "UltraServer node type), not --emulate=trn1.32xlarge\n");
   std::tie(code, log) =
       RunToEnd({plugin, "--api=dra", "--emulate=trn2.48xlarge", "--emulate-ultraserver=us-a:1"},
                tmp.path + "/e");

@@ -89,9 +89,9 @@ TEST_CASE("no UltraServer: old driver, empty mode list, zero ids", "[ultraserver
   CHECK_FALSE(id->has_value());
 
   TempDir standalone;  // a trn2 outside any UltraServer: the driver prints "\n" and zeros
-  WriteClass(standalone.path(), {{"ultraserver_mode", "\n"},
-                                 {"server_id_4", "0000000000000000\n"},
-                                 {"node_id_4", "-1\n"}});
+  WriteClass(
+      standalone.path(),
+      {{"ultraserver_mode", "\n"}, {"server_id_4", "0000000000000000\n"}, {"node_id_4", "-1\n"}});
   fs = sysfs::MakeRootedFs(standalone.path());
   id = ReadIdentity(*fs);
   REQUIRE(id.ok());

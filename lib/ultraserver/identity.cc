@@ -161,8 +161,9 @@ absl::StatusOr<std::optional<Identity>> ReadIdentity(const sysfs::Fs& fs) {
   absl::Status s =
       id.trn3 ? ReadPair(fs, kReservationIdFile, kNodeIdFile, id.reservation_id, id.node_id)
               : ReadPair(fs, ServerIdFile(2), NodeIdFile(2), id.server_id_2, id.node_id_2);
-  if (s.ok() && !id.trn3)
+  if (s.ok() && !id.trn3) {
     s = ReadPair(fs, ServerIdFile(4), NodeIdFile(4), id.server_id_4, id.node_id_4);
+  }
   if (!s.ok()) return s;
   return std::optional<Identity>(std::move(id));
 }

@@ -188,8 +188,8 @@ absl::StatusOr<OpaqueConfig> ParseOpaqueConfig(std::string_view json_bytes) {
 }
 
 absl::StatusOr<NeuronConfig> ParseNeuronConfig(std::string_view json_bytes) {
-  constexpr absl::string_view kPrefix = kNeuronConfigKind;
-  absl::StatusOr<Fields> f = Scan(json_bytes, kPrefix);
+  const absl::string_view prefix = kNeuronConfigKind;
+  absl::StatusOr<Fields> f = Scan(json_bytes, prefix);
   if (!f.ok()) {
     return f.status();
   }

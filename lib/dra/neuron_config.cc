@@ -193,13 +193,13 @@ absl::StatusOr<NeuronConfig> ParseNeuronConfig(std::string_view json_bytes) {
   if (!f.ok()) {
     return f.status();
   }
-  if (absl::Status s = CheckApiVersion(*f, kPrefix); !s.ok()) {
+  if (absl::Status s = CheckApiVersion(*f, prefix); !s.ok()) {
     return s;
   }
   if (f->kind != kNeuronConfigKind) {
-    return Invalid(kPrefix, f->kind.empty() ? "kind is missing (want \"NeuronConfig\")"
-                                            : absl::StrCat("kind must be \"NeuronConfig\", got \"",
-                                                           Shown(f->kind), "\""));
+    return Invalid(prefix, f->kind.empty() ? "kind is missing (want \"NeuronConfig\")"
+                                           : absl::StrCat("kind must be \"NeuronConfig\", got \"",
+                                                          Shown(f->kind), "\""));
   }
   return AsNeuronConfig(*f);
 }

@@ -24,7 +24,7 @@
 #include "lib/inventory/host.h"
 #include "lib/k8s/client_factory.h"
 #include "lib/metrics/exposition.h"
-#include "lib/ultraserver/identity.h"
+#include "lib/ultraserver/read_identity.h"
 
 namespace neuron::deviceplugin {
 namespace {

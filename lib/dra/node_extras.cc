@@ -5,6 +5,7 @@
 
 #include "lib/dra/node_labels.h"
 #include "lib/k8s/resource.h"
+#include "lib/ultraserver/read_identity.h"
 #include "spdlog/spdlog.h"
 
 namespace neuron::dra {

@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "lib/sysfs/neuron_driver.h"
 #include "lib/sysfs/parsers.h"
+#include "lib/ultraserver/read_identity.h"
 #include "spdlog/spdlog.h"
 
 namespace neuron::inventory {

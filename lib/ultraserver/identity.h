@@ -19,7 +19,6 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "lib/sysfs/fs.h"
 
 namespace neuron::ultraserver {
 
@@ -79,11 +78,6 @@ absl::StatusOr<std::vector<int>> ParseModes(absl::string_view text);
 absl::StatusOr<std::string> ParseServerId(absl::string_view text);
 // node_id_N / node_id: decimal -1..63, optional "\n". "busy" -> Unavailable.
 absl::StatusOr<int> ParseNodeId(absl::string_view text);
-
-// Reads the class attributes under `fs`. nullopt: not an UltraServer node (files absent, or the
-// driver lists no mode). Unavailable while the driver is busy or a read fails with I/O;
-// InvalidArgument (naming the file) for garbage.
-absl::StatusOr<std::optional<Identity>> ReadIdentity(const sysfs::Fs& fs);
 
 // "1,2,4" -> "1_2_4" (a label value cannot hold ','), as AWS's device plugin labels nodes.
 std::string ModesLabelValue(const std::vector<int>& modes);

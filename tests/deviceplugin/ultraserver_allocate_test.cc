@@ -18,6 +18,7 @@
 #include "lib/sysfs/fs.h"
 #include "lib/topology/topology.h"
 #include "lib/ultraserver/emulation.h"
+#include "lib/ultraserver/read_identity.h"
 #include "tests/fakes/fake_clock.h"
 #include "tests/fakes/kubelet/fake_kubelet.h"
 

@@ -6,6 +6,7 @@
 
 #include "catch2/catch.hpp"
 #include "lib/ultraserver/emulation.h"
+#include "lib/ultraserver/read_identity.h"
 #include "tests/sysfs/temp_dir.h"
 
 namespace neuron::ultraserver {

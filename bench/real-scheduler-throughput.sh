@@ -70,6 +70,7 @@ for round in $(seq "$ROUNDS"); do
   py run --pods "$PODS" --timeout 240 --label "plain-$round" -- $(sched "$W/plain.yaml")
   py clean-pods >/dev/null
   build/bin/neuron-scheduler-extender --listen=127.0.0.1:12345 --log-level=warn \
+      --scheduler-name=default-scheduler \
     >"$W/extender.log" 2>&1 & ext=$!
   sleep 3  # its watch lists the nodes first
   t0=$(awk '{print $14+$15}' /proc/$ext/stat)

@@ -6,6 +6,8 @@
 #
 #   NODES=500 PODS=1000 bench/real-scheduler-dra.sh
 #   LAYOUTS="ours minimal" SHAPES="ext extender dra1 dra4 dra16" (the defaults)
+#   CLASSES=file.yaml   the DeviceClasses to apply (deploy/dra/deviceclass.yaml)
+#   PCT=N               kube-scheduler's percentageOfNodesToScore (unset: its adaptive default)
 #
 # NODES trn2.48xlarge nodes are registered without kubelets, each with the ResourceSlice our
 # driver publishes (bench/gen_dra_cluster, the driver's own slice builder) and allocatable
@@ -48,7 +50,7 @@ done
 kubectl proxy --port=8001 >"$W/proxy.log" 2>&1 & proxy=$!
 for _ in $(seq 50); do curl -sf http://127.0.0.1:8001/version >/dev/null && break; sleep 0.2; done
 py clean >/dev/null
-kubectl apply -f deploy/dra/deviceclass.yaml >/dev/null
+kubectl apply -f "${CLASSES:-deploy/dra/deviceclass.yaml}" >/dev/null
 build/bin/gen_dra_cluster --nodes "$NODES" --what nodes >"$W/nodes.ndjson"
 py load "$W/nodes.ndjson"
 
@@ -59,6 +61,7 @@ kind: KubeSchedulerConfiguration
 clientConnection: {kubeconfig: $K/config/scheduler.kubeconfig, qps: 5000, burst: 5000}
 leaderElection: {leaderElect: false}
 YAML
+  [ -n "${PCT:-}" ] && echo "percentageOfNodesToScore: $PCT"
   [ "$1" = 1 ] && cat <<YAML
 extenders:
 - urlPrefix: http://127.0.0.1:12345

@@ -21,8 +21,8 @@
 #include "lib/dra/names.h"
 #include "lib/dra/resource_slice.h"
 #include "lib/dra/resource_slice_json.h"
-#include "lib/topology/shapes.h"
 #include "lib/topology/node_topology.h"
+#include "lib/topology/shapes.h"
 #include "nlohmann/json.hpp"
 
 namespace {
@@ -127,8 +127,7 @@ int main(int argc, char** argv) {
     }
     for (ResourceSliceModel& slice : *built) {
       if (o.layout == "minimal") Minimize(slice);
-      std::cout << neuron::dra::ResourceSliceJsonText(slice, neuron::dra::ResourceApi::kV1)
-                << "\n";
+      std::cout << neuron::dra::ResourceSliceJsonText(slice, neuron::dra::ResourceApi::kV1) << "\n";
       ++slices;
     }
   }

@@ -8,6 +8,7 @@
 #   LAYOUTS="ours minimal" SHAPES="ext extender dra1 dra4 dra16" (the defaults)
 #   CLASSES=file.yaml   the DeviceClasses to apply (deploy/dra/deviceclass.yaml)
 #   PCT=N               kube-scheduler's percentageOfNodesToScore (unset: its adaptive default)
+#   DRA16_PODS=N        pods of the all-devices shape (PODS; at most NODES)
 #
 # NODES trn2.48xlarge nodes are registered without kubelets, each with the ResourceSlice our
 # driver publishes (bench/gen_dra_cluster, the driver's own slice builder) and allocatable
@@ -88,6 +89,7 @@ sched() {  # the profile endpoint open on loopback for the run
 
 run_shape() {  # $1 layout, $2 shape
   local layout=$1 shape=$2 pods=$PODS config=$W/plain.yaml profile=() s=$2
+  [ "$shape" = dra16 ] && pods=${DRA16_PODS:-$PODS}
   [ "$shape" = dra16 ] && [ "$pods" -gt "$NODES" ] && pods=$NODES
   if [ "$shape" = extender ]; then
     s=ext config=$W/extender.yaml

@@ -101,16 +101,35 @@ def pod(i, shape):
 
 
 def watch_binds(total, resource_version, bound_at, done):
-    path = (f"/api/v1/namespaces/{NS}/pods?watch=1&resourceVersion={resource_version}"
-            "&allowWatchBookmarks=false")
-    with urllib.request.urlopen(API + path, timeout=3600) as stream:
-        for line in stream:
-            obj = json.loads(line).get("object", {})
-            name = obj.get("metadata", {}).get("name")
-            if obj.get("spec", {}).get("nodeName") and name not in bound_at:
-                bound_at[name] = time.monotonic()
-                if len(bound_at) >= total:
-                    break
+    """Records when each pod is first seen bound. A watch that ends (or expires) is resumed from
+    its last resourceVersion, or from a fresh list whose bound pods are stamped now."""
+    rv = resource_version
+    while len(bound_at) < total:
+        path = (f"/api/v1/namespaces/{NS}/pods?watch=1&resourceVersion={rv}"
+                "&allowWatchBookmarks=true")
+        try:
+            with urllib.request.urlopen(API + path, timeout=3600) as stream:
+                for line in stream:
+                    ev = json.loads(line)
+                    obj = ev.get("object", {})
+                    if ev.get("type") == "ERROR":
+                        rv = None
+                        break
+                    rv = obj.get("metadata", {}).get("resourceVersion", rv)
+                    name = obj.get("metadata", {}).get("name")
+                    if obj.get("spec", {}).get("nodeName") and name not in bound_at:
+                        bound_at[name] = time.monotonic()
+                        if len(bound_at) >= total:
+                            break
+        except (urllib.error.URLError, OSError) as e:
+            print(f"watch: {e}; resuming", file=sys.stderr)
+        if rv is None and len(bound_at) < total:
+            _, body = call("GET", f"/api/v1/namespaces/{NS}/pods")
+            listed = json.loads(body)
+            rv = listed["metadata"]["resourceVersion"]
+            for p in listed.get("items", []):
+                if p["spec"].get("nodeName") and p["metadata"]["name"] not in bound_at:
+                    bound_at[p["metadata"]["name"]] = time.monotonic()
     done.set()
 
 

@@ -284,7 +284,12 @@ for s in json.load(sys.stdin)['items']:
 test_() {
   kubectl create namespace $NS --dry-run=client -o yaml | kubectl apply -f -
   kubectl apply -f "$ROOT/deploy/dra/deviceclass.yaml"
-  for f in "$ROOT"/deploy/dra/examples/*.yaml; do kubectl -n $NS apply -f "$f"; done
+  # Only the claim templates: the UltraServer examples also hold LeaderWorkerSets, whose CRD
+  # this cluster does not have (scripts/real-cluster-ultraserver.sh runs those).
+  for f in "$ROOT"/deploy/dra/examples/*.yaml; do
+    awk 'BEGIN {RS = "\n---\n"} /\nkind: ResourceClaimTemplate\n/ {print; print "---"}' "$f" |
+      kubectl -n $NS apply -f -
+  done
   { pod connected-a 1x4-connected-neurons; pod connected-b 1x4-connected-neurons
     pod lnc1-all all-neurons-lnc-1; } | kubectl apply -f -
   kubectl -n $NS wait --for=condition=Ready pod/connected-a pod/connected-b --timeout=120s || true

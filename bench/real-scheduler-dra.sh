@@ -22,70 +22,24 @@
 # restarted after, with the cluster's own scheduler.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-K=${K8S_HOME:-/opt/k8s-1.34}
-RC=${REAL_CLUSTER:-../shared/real-cluster}
-export KUBECONFIG=$K/admin.kubeconfig
-PATH=$K/bin:$PATH
 NODES=${NODES:-500} PODS=${PODS:-1000}
 LAYOUTS=${LAYOUTS:-ours minimal}
 SHAPES=${SHAPES:-ext extender dra1 dra4 dra16}
 OUT=${OUT:-/tmp/real-scheduler-dra}
 PROFILE_SECONDS=${PROFILE_SECONDS:-15}
 mkdir -p "$OUT"
-W=$(mktemp -d)
-py() { python3 bench/real_scheduler_dra.py "$@"; }
-cleanup() {
-  kill "${ext:-}" 2>/dev/null || true
-  py clean >/dev/null || true
-  kill "${proxy:-}" 2>/dev/null || true
-  "$RC/cluster-1.34.sh" start controller-manager >/dev/null
-  "$RC/cluster-1.34.sh" start scheduler >/dev/null
-  rm -rf "$W"
-}
-trap cleanup EXIT
 for b in gen_dra_cluster neuron-scheduler-extender; do
   [ -x "build/bin/$b" ] || { echo "no build/bin/$b (make build)" >&2; exit 1; }
 done
-
-"$RC/cluster-1.34.sh" stop scheduler controller-manager >/dev/null
-kubectl proxy --port=8001 >"$W/proxy.log" 2>&1 & proxy=$!
-for _ in $(seq 50); do curl -sf http://127.0.0.1:8001/version >/dev/null && break; sleep 0.2; done
+py() { python3 bench/real_scheduler_dra.py "$@"; }
+. bench/real-cluster-bench.sh
 py clean >/dev/null
 kubectl apply -f "${CLASSES:-deploy/dra/deviceclass.yaml}" >/dev/null
 build/bin/gen_dra_cluster --nodes "$NODES" --what nodes >"$W/nodes.ndjson"
 py load "$W/nodes.ndjson"
 
-config() {  # $1 = with extender (0/1)
-  cat <<YAML
-apiVersion: kubescheduler.config.k8s.io/v1
-kind: KubeSchedulerConfiguration
-clientConnection: {kubeconfig: $K/config/scheduler.kubeconfig, qps: 5000, burst: 5000}
-leaderElection: {leaderElect: false}
-YAML
-  [ -n "${PCT:-}" ] && echo "percentageOfNodesToScore: $PCT"
-  [ "$1" = 1 ] && cat <<YAML
-extenders:
-- urlPrefix: http://127.0.0.1:12345
-  filterVerb: filter
-  prioritizeVerb: prioritize
-  weight: 5
-  bindVerb: bind
-  nodeCacheCapable: true
-  httpTimeout: 10s
-  managedResources:
-  - {name: aws.amazon.com/neuron, ignoredByScheduler: false}
-  - {name: aws.amazon.com/neuroncore, ignoredByScheduler: false}
-YAML
-  true
-}
-config 0 >"$W/plain.yaml"
-config 1 >"$W/extender.yaml"
-sched() {  # the profile endpoint open on loopback for the run
-  echo kube-scheduler --config="$1" --authentication-kubeconfig=$K/config/scheduler.kubeconfig \
-    --authorization-kubeconfig=$K/config/scheduler.kubeconfig --bind-address=127.0.0.1 \
-    --secure-port=10260 --authorization-always-allow-paths=/healthz,/readyz,/livez,/debug/pprof/* \
-    --v=1
-}
+scheduler_config 0 >"$W/plain.yaml"
+scheduler_config 1 >"$W/extender.yaml"
 
 run_shape() {  # $1 layout, $2 shape
   local layout=$1 shape=$2 pods=$PODS config=$W/plain.yaml profile=() s=$2
@@ -93,14 +47,11 @@ run_shape() {  # $1 layout, $2 shape
   [ "$shape" = dra16 ] && [ "$pods" -gt "$NODES" ] && pods=$NODES
   if [ "$shape" = extender ]; then
     s=ext config=$W/extender.yaml
-    build/bin/neuron-scheduler-extender --listen=127.0.0.1:12345 --log-level=warn \
-      --scheduler-name=default-scheduler \
-      >"$W/extender.log" 2>&1 & ext=$!
-    sleep 3  # its watch lists the nodes first
+    start_extender
   fi
   [[ $shape == dra* ]] && profile=(--profile "$OUT/profile-$layout-$shape.pb.gz"
                                    --profile-seconds "$PROFILE_SECONDS")
-  py run --shape "$s" --pods "$pods" --label "$layout-$shape" "${profile[@]}" -- $(sched "$config") \
+  py run --shape "$s" --pods "$pods" --label "$layout-$shape" "${profile[@]}" -- $(scheduler_command "$config") \
     | tee -a "$OUT/results.ndjson"
   if [ -n "${ext:-}" ]; then kill "$ext"; wait "$ext" 2>/dev/null || true; ext=; fi
   py clean-pods >/dev/null

@@ -30,9 +30,10 @@ import time
 import urllib.error
 import urllib.request
 
+from k8s_proxy import API, call, post_all
+
 import yaml  # python3-yaml: AWS's templates are YAML
 
-API = os.environ.get("PROXY", "http://127.0.0.1:8001")
 NS = "dra-bench"
 NODE_SELECTOR = "neuron.aws.com%2Fbench%3Ddra"
 RESOURCE = "/apis/resource.k8s.io/v1"
@@ -42,27 +43,6 @@ TEMPLATES = {"dra4": "1x4-connected-devices.yaml", "dra16": "all-devices.yaml"}
 # controller would lift it.
 TOLERATIONS = [{"key": "node.kubernetes.io/not-ready", "operator": "Exists"},
                {"key": "node.kubernetes.io/unreachable", "operator": "Exists"}]
-
-
-def call(method, path, body=None, content_type="application/json"):
-    data = None if body is None else json.dumps(body).encode()
-    req = urllib.request.Request(API + path, data=data, method=method,
-                                 headers={"Content-Type": content_type})
-    try:
-        with urllib.request.urlopen(req, timeout=120) as r:
-            return r.status, r.read()
-    except urllib.error.HTTPError as e:
-        return e.code, e.read()
-
-
-def post_all(items, workers=32):
-    def one(item):
-        path, obj = item
-        status, body = call("POST", path, obj)
-        if status not in (201, 409):
-            raise RuntimeError(f"POST {path} {obj['metadata']['name']}: {status} {body[:300]!r}")
-    with concurrent.futures.ThreadPoolExecutor(workers) as pool:
-        list(pool.map(one, items))
 
 
 def load(ndjson):

@@ -14,40 +14,18 @@ first bind to the last. The caller starts and stops kube-scheduler and the exten
   real_scheduler_throughput.py clean                     # deletes the pods and synthetic nodes
 """
 import argparse
-import concurrent.futures
 import json
-import os
 import signal
 import subprocess
 import sys
 import threading
 import time
-import urllib.error
 import urllib.request
 
-API = os.environ.get("PROXY", "http://127.0.0.1:8001")
+from k8s_proxy import API, call, post_all
+
 NS = "sched-bench"
 NODE_LABEL = "eks.amazonaws.com/nodegroup"  # every gen_cluster node carries it
-
-
-def call(method, path, body=None):
-    data = None if body is None else json.dumps(body).encode()
-    req = urllib.request.Request(API + path, data=data, method=method,
-                                 headers={"Content-Type": "application/json"})
-    try:
-        with urllib.request.urlopen(req, timeout=60) as r:
-            return r.status, r.read()
-    except urllib.error.HTTPError as e:
-        return e.code, e.read()
-
-
-def post_all(path, objects, workers=16):
-    def one(obj):
-        status, body = call("POST", path, obj)
-        if status not in (201, 409):
-            raise RuntimeError(f"POST {path} {obj['metadata']['name']}: {status} {body[:200]!r}")
-    with concurrent.futures.ThreadPoolExecutor(workers) as pool:
-        list(pool.map(one, objects))
 
 
 def load_nodes(ndjson):
@@ -61,7 +39,7 @@ def load_nodes(ndjson):
             obj["metadata"].pop("managedFields", None)
             nodes.append(obj)
     t = time.monotonic()
-    post_all("/api/v1/nodes", nodes)
+    post_all([("/api/v1/nodes", n) for n in nodes], workers=16)
     print(f"loaded {len(nodes)} nodes in {time.monotonic() - t:.1f}s")
 
 
@@ -100,7 +78,7 @@ def run(pods, label, command, timeout):
     # The controller-manager, which would create it, is stopped for the run; pods are refused
     # without their namespace's default ServiceAccount.
     call("POST", f"/api/v1/namespaces/{NS}/serviceaccounts", {"metadata": {"name": "default"}})
-    post_all(f"/api/v1/namespaces/{NS}/pods", [pending_pod(i) for i in range(pods)])
+    post_all([(f"/api/v1/namespaces/{NS}/pods", pending_pod(i)) for i in range(pods)], workers=16)
     _, body = call("GET", f"/api/v1/namespaces/{NS}/pods?limit=1")
     rv = json.loads(body)["metadata"]["resourceVersion"]
     bound_at, done = {}, threading.Event()

@@ -51,8 +51,7 @@ class CopyMounter final : public Mounter {
     marker << lower << "\n";
     if (!marker.flush()) {
       EmptyDirectory(target).IgnoreError();
-      return absl::InternalError(
-          absl::StrCat("writing copy marker ", MarkerFor(target).string()));
+      return absl::InternalError(absl::StrCat("writing copy marker ", MarkerFor(target).string()));
     }
     return absl::OkStatus();
   }
@@ -67,7 +66,9 @@ class CopyMounter final : public Mounter {
     }
     if (absl::Status s = EmptyDirectory(target); !s.ok()) return s;
     fs::remove(marker, ec);
-    if (ec) return absl::InternalError(absl::StrCat("removing ", marker.string(), ": ", ec.message()));
+    if (ec) {
+      return absl::InternalError(absl::StrCat("removing ", marker.string(), ": ", ec.message()));
+    }
     return absl::OkStatus();
   }
 

@@ -26,18 +26,19 @@ inline constexpr char kDriverName[] = "cache.neuron.aws.com";
 
 struct CsiDriverOptions {
   std::string driver_name = kDriverName;
-  std::string node_id;                                   // the node name
-  std::string plugins_dir = "/var/lib/kubelet/plugins";  // our socket: <plugins_dir>/<driver>/csi.sock
+  std::string node_id;  // the node name
+  std::string plugins_dir =
+      "/var/lib/kubelet/plugins";  // our socket: <plugins_dir>/<driver>/csi.sock
   std::string registrar_dir = "/var/lib/kubelet/plugins_registry";
-  std::string host_plugins_dir;                          // as the kubelet sees plugins_dir ("" = same)
-  std::string kubelet_dir = "/var/lib/kubelet";          // target paths must be under <kubelet_dir>/pods/
-  std::string state_dir;                                 // per-volume upper/work dirs + volume records
-  absl::Duration check_interval = absl::Seconds(1);      // socket-present check without events
+  std::string host_plugins_dir;                  // as the kubelet sees plugins_dir ("" = same)
+  std::string kubelet_dir = "/var/lib/kubelet";  // target paths must be under <kubelet_dir>/pods/
+  std::string state_dir;                         // per-volume upper/work dirs + volume records
+  absl::Duration check_interval = absl::Seconds(1);  // socket-present check without events
 };
 
 // The paths derived from the options.
-std::string CsiSocketPath(const CsiDriverOptions& opts);           // <plugins>/<driver>/csi.sock
-std::string CsiEndpointOnHost(const CsiDriverOptions& opts);       // what GetInfo reports
+std::string CsiSocketPath(const CsiDriverOptions& opts);              // <plugins>/<driver>/csi.sock
+std::string CsiEndpointOnHost(const CsiDriverOptions& opts);          // what GetInfo reports
 std::string CsiRegistrationSocketPath(const CsiDriverOptions& opts);  // <reg>/<driver>-reg.sock
 // PluginInfo.supported_versions: CSI spec versions; the kubelet takes the highest 1.x.
 std::vector<std::string> CsiSupportedVersions();

@@ -45,7 +45,8 @@ class NodeService final : public ::csi::v1::Node::Service {
  public:
   NodeService(const CsiIdentity& id, NodeVolumes& volumes) : id_(id), volumes_(volumes) {}
 
-  grpc::Status NodePublishVolume(grpc::ServerContext*, const ::csi::v1::NodePublishVolumeRequest* req,
+  grpc::Status NodePublishVolume(grpc::ServerContext*,
+                                 const ::csi::v1::NodePublishVolumeRequest* req,
                                  ::csi::v1::NodePublishVolumeResponse*) override {
     PublishRequest r;
     r.volume_id = req->volume_id();
@@ -62,7 +63,8 @@ class NodeService final : public ::csi::v1::Node::Service {
     return ToGrpc(volumes_.Unpublish(req->volume_id(), req->target_path()));
   }
   // None: no STAGE_UNSTAGE (the kubelet then skips NodeStageVolume), no stats, no mount group.
-  grpc::Status NodeGetCapabilities(grpc::ServerContext*, const ::csi::v1::NodeGetCapabilitiesRequest*,
+  grpc::Status NodeGetCapabilities(grpc::ServerContext*,
+                                   const ::csi::v1::NodeGetCapabilitiesRequest*,
                                    ::csi::v1::NodeGetCapabilitiesResponse*) override {
     return grpc::Status::OK;
   }
@@ -84,8 +86,8 @@ CsiServer::CsiServer(CsiIdentity identity, NodeVolumes& volumes, std::string soc
     : identity_data_(std::move(identity)) {
   identity_ = std::make_unique<IdentityService>(identity_data_);
   node_ = std::make_unique<NodeService>(identity_data_, volumes);
-  server_ = std::make_unique<dra::GrpcUnixServer>(std::move(socket_path),
-                                                  std::vector<grpc::Service*>{identity_.get(), node_.get()});
+  server_ = std::make_unique<dra::GrpcUnixServer>(
+      std::move(socket_path), std::vector<grpc::Service*>{identity_.get(), node_.get()});
 }
 
 CsiServer::~CsiServer() { server_.reset(); }

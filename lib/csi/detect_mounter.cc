@@ -27,7 +27,10 @@ absl::Status ProbeOverlay(Mounter& overlay, const fs::path& dir) {
   std::error_code ec;
   for (const char* sub : {"lower", "upper", "work", "merged"}) {
     fs::create_directories(dir / sub, ec);
-    if (ec) return absl::InternalError(absl::StrCat("creating ", (dir / sub).string(), ": ", ec.message()));
+    if (ec) {
+      return absl::InternalError(
+          absl::StrCat("creating ", (dir / sub).string(), ": ", ec.message()));
+    }
   }
   std::ofstream(dir / "lower" / "probe") << "lower\n";
   absl::Status s = overlay.Mount((dir / "lower").string(), (dir / "upper").string(),
@@ -37,8 +40,12 @@ absl::Status ProbeOverlay(Mounter& overlay, const fs::path& dir) {
   std::ofstream(dir / "merged" / "probe") << "upper\n";
   std::string lower_after = ReadFirstLine(dir / "lower" / "probe");
   absl::Status un = overlay.Unmount((dir / "merged").string());
-  if (seen != "lower") return absl::InternalError("the lower file is not visible through the overlay");
-  if (lower_after != "lower") return absl::InternalError("a write through the overlay changed the lower file");
+  if (seen != "lower") {
+    return absl::InternalError("the lower file is not visible through the overlay");
+  }
+  if (lower_after != "lower") {
+    return absl::InternalError("a write through the overlay changed the lower file");
+  }
   return un;
 }
 

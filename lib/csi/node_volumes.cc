@@ -82,8 +82,8 @@ absl::Status NodeVolumes::PublishClaimed(const PublishRequest& req, const std::s
   absl::StatusOr<VolumeRecord> rec = records_.Read(req.volume_id);
   if (rec.ok()) {
     if (rec->target_path != req.target_path) {
-      return absl::AlreadyExistsError(absl::StrCat("volume ", req.volume_id,
-                                                   " is already published at ", rec->target_path));
+      return absl::AlreadyExistsError(
+          absl::StrCat("volume ", req.volume_id, " is already published at ", rec->target_path));
     }
     if (mounter_.IsMounted(req.target_path)) {
       lower = rec->lower_dir;
@@ -156,7 +156,9 @@ absl::Status NodeVolumes::UnpublishClaimed(const std::string& volume_id,
 
 absl::Status NodeVolumes::TearDown(const VolumeRecord& record) {
   const std::string& target = record.target_path;
-  if (mounter_.IsMounted(target)) NEURON_RETURN_IF_ERROR(mounter_.Unmount(target));
+  if (mounter_.IsMounted(target)) {
+    NEURON_RETURN_IF_ERROR(mounter_.Unmount(target));
+  }
   std::error_code ec;
   // Not remove_all: if the view were somehow still there, that would delete through it.
   fs::remove(target, ec);

@@ -41,7 +41,8 @@ class NodeVolumes {
   void Unclaim(const std::string& volume_id);
   absl::Status PublishClaimed(const PublishRequest& req, const std::string& pod,
                               std::string& lower);
-  absl::Status MountNew(const PublishRequest& req, const std::string& lower, const std::string& pod);
+  absl::Status MountNew(const PublishRequest& req, const std::string& lower,
+                        const std::string& pod);
   absl::Status TearDown(const VolumeRecord& record);
   absl::Status UnpublishClaimed(const std::string& volume_id, const std::string& target_path,
                                 std::string& lower);

@@ -17,8 +17,8 @@ namespace {
 // overlay's option parser splits on ',' and ':' (and treats '\' as an escape).
 absl::Status CheckOverlayPath(const char* what, const std::string& path) {
   if (path.empty() || path.find_first_of(",:\\") != std::string::npos) {
-    return absl::InvalidArgumentError(absl::StrCat("overlay ", what, " \"", path,
-                                                   "\" is empty or contains ',', ':' or '\\'"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("overlay ", what, " \"", path, "\" is empty or contains ',', ':' or '\\'"));
   }
   return absl::OkStatus();
 }
@@ -35,8 +35,8 @@ class OverlayMounter final : public Mounter {
         absl::StrCat("lowerdir=", lower, ",upperdir=", upper, ",workdir=", work);
     if (::mount("overlay", target.c_str(), "overlay", MS_NODEV, opts.c_str()) != 0) {
       const int err = errno;
-      return absl::InternalError(absl::StrCat("mount overlay at ", target, " (", opts,
-                                              ") failed: ", std::strerror(err)));
+      return absl::InternalError(
+          absl::StrCat("mount overlay at ", target, " (", opts, ") failed: ", std::strerror(err)));
     }
     return absl::OkStatus();
   }

@@ -15,8 +15,9 @@ absl::Status ValidateVolumeId(const std::string& id) {
   bool ok = !id.empty() && id.size() <= 128 && id[0] != '.';
   for (char c : id) ok = ok && (absl::ascii_isalnum(c) || c == '.' || c == '_' || c == '-');
   if (!ok) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "volume_id \"", id, "\" must be 1-128 characters of [A-Za-z0-9._-], not starting with '.'"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("volume_id \"", id,
+                     "\" must be 1-128 characters of [A-Za-z0-9._-], not starting with '.'"));
   }
   return absl::OkStatus();
 }
@@ -24,14 +25,13 @@ absl::Status ValidateVolumeId(const std::string& id) {
 absl::Status ValidateTargetPath(const std::string& target, const std::string& kubelet_dir) {
   const std::string pods = (fs::path(kubelet_dir).lexically_normal() / "pods").string() + "/";
   const fs::path p(target);
-  bool ok = p.is_absolute() && p.lexically_normal().string() == target &&
+  bool ok = p.is_absolute() && p.lexically_normal().string() == target && target.back() != '/' &&
             absl::StartsWith(target, pods) && target.size() > pods.size() &&
             target.find('\0') == std::string::npos;
   for (const fs::path& part : p) ok = ok && part != "..";
   if (!ok) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("target_path \"", target, "\" must be an absolute, normalised path under ",
-                     pods));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "target_path \"", target, "\" must be an absolute, normalised path under ", pods));
   }
   return absl::OkStatus();
 }

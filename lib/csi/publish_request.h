@@ -19,8 +19,8 @@ inline constexpr char kPodUidKey[] = "csi.storage.k8s.io/pod.uid";
 struct PublishRequest {
   std::string volume_id;
   std::string target_path;
-  bool block = false;       // volume_capability.access_type is block
-  bool has_mount = false;   // volume_capability.access_type is mount
+  bool block = false;      // volume_capability.access_type is block
+  bool has_mount = false;  // volume_capability.access_type is mount
   bool readonly = false;
   std::map<std::string, std::string> context;  // volume_context
 };

@@ -19,8 +19,8 @@ class VolumeBackend {
   // Unavailable "cache team/llama not extracted on this node yet: Pulling". `context` is
   // NodePublishVolumeRequest.volume_context (volumeAttributes + csi.storage.k8s.io/* pod info).
   // Called from gRPC threads, never twice at once for the same volume_id.
-  virtual absl::StatusOr<std::string> Acquire(const std::string& volume_id,
-                                              const std::map<std::string, std::string>& context) = 0;
+  virtual absl::StatusOr<std::string> Acquire(
+      const std::string& volume_id, const std::map<std::string, std::string>& context) = 0;
   // The volume is gone. Also called for volumes acquired by an earlier process (after a
   // restart the driver unpublishes from its records), so an unknown id must be harmless.
   virtual void Release(const std::string& volume_id) = 0;

@@ -41,8 +41,10 @@ std::string VolumeRecords::VolumeDir(const std::string& volume_id) const {
 }
 
 absl::Status VolumeRecords::Write(const VolumeRecord& r) const {
-  nlohmann::json j = {{"volume_id", r.volume_id}, {"target_path", r.target_path},
-                      {"lower_dir", r.lower_dir}, {"pod", r.pod},
+  nlohmann::json j = {{"volume_id", r.volume_id},
+                      {"target_path", r.target_path},
+                      {"lower_dir", r.lower_dir},
+                      {"pod", r.pod},
                       {"mounter", r.mounter}};
   return dra::WriteFileAtomically(RecordPath(r.volume_id), j.dump() + "\n");
 }

@@ -31,7 +31,9 @@ class VolumeRecords {
 
   std::string RecordPath(const std::string& volume_id) const;
   std::string VolumeDir(const std::string& volume_id) const;
-  std::string UpperDir(const std::string& volume_id) const { return VolumeDir(volume_id) + "/upper"; }
+  std::string UpperDir(const std::string& volume_id) const {
+    return VolumeDir(volume_id) + "/upper";
+  }
   std::string WorkDir(const std::string& volume_id) const { return VolumeDir(volume_id) + "/work"; }
 
   absl::Status Write(const VolumeRecord& record) const;

@@ -58,7 +58,7 @@ bool IsValidRegistry(absl::string_view r) {
     if (!absl::SimpleAtoi(parts[1], &port) || port <= 0 || port > 65535) return false;
   }
   const absl::string_view host = parts[0];
-  if (host.empty()) return false;
+  if (host.empty() || host.size() > 253) return false;  // DNS's limit
   for (absl::string_view label : absl::StrSplit(host, '.')) {
     if (label.empty() || label.front() == '-' || label.back() == '-') return false;
     for (char c : label) {

@@ -93,7 +93,9 @@ absl::Status ParseName(absl::string_view text, absl::string_view name, ImageRefe
     }
   }
   ref.repository = absl::StrJoin(parts, "/");
-  if (ref.registry == "docker.io" && parts.size() == 1) ref.repository = "library/" + ref.repository;
+  if (ref.registry == "docker.io" && parts.size() == 1) {
+    ref.repository = "library/" + ref.repository;  // docker's official images
+  }
   if (ref.repository.size() > kMaxNameLength) return Invalid(text, "repository name too long");
   return absl::OkStatus();
 }

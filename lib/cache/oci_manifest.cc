@@ -54,8 +54,7 @@ absl::StatusOr<Manifest> ParseImageManifest(const json& j, std::string media_typ
     return Invalid(absl::StrCat(layers->size(), " layers (at most ", kMaxLayers, ")"));
   }
   for (size_t i = 0; i < layers->size(); ++i) {
-    NEURON_ASSIGN_OR_RETURN(Descriptor d,
-                            ParseDescriptor((*layers)[i], absl::StrCat("layer ", i)));
+    NEURON_ASSIGN_OR_RETURN(Descriptor d, ParseDescriptor((*layers)[i], absl::StrCat("layer ", i)));
     m.layers.push_back(std::move(d));
   }
   return m;
@@ -93,8 +92,7 @@ std::string ManifestAcceptHeader() {
                        ", ");
 }
 
-absl::StatusOr<ParsedManifest> ParseManifest(std::string_view body,
-                                             std::string_view content_type) {
+absl::StatusOr<ParsedManifest> ParseManifest(std::string_view body, std::string_view content_type) {
   if (body.size() > kMaxManifestBytes) {
     return Invalid(absl::StrCat(body.size(), " bytes (at most ", kMaxManifestBytes, ")"));
   }

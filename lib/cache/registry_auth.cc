@@ -46,8 +46,9 @@ absl::StatusOr<Credentials> ReadEntry(const json& entry, absl::string_view key) 
     return Credentials{user->get<std::string>(), pass->get<std::string>()};
   }
   return absl::InvalidArgumentError(
-      where + " has neither \"auth\" nor \"username\" and \"password\" (identity tokens are not "
-              "supported)");
+      where +
+      " has neither \"auth\" nor \"username\" and \"password\" (identity tokens are not "
+      "supported)");
 }
 
 }  // namespace
@@ -61,7 +62,9 @@ absl::StatusOr<std::optional<Credentials>> LookupDockerConfig(std::string_view t
   }
   auto auths = j.find("auths");
   if (auths == j.end()) return std::nullopt;
-  if (!auths->is_object()) return absl::InvalidArgumentError("docker config: auths is not an object");
+  if (!auths->is_object()) {
+    return absl::InvalidArgumentError("docker config: auths is not an object");
+  }
   // An exact key wins over one that only matches once normalised.
   if (auto exact = auths->find(std::string(registry_host)); exact != auths->end()) {
     return ReadEntry(*exact, registry_host);

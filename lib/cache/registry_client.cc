@@ -48,7 +48,8 @@ std::vector<RegistryClient::Endpoint> RegistryClient::Endpoints(const std::strin
     if (absl::StartsWith(entry, "http://") || absl::StartsWith(entry, "https://")) {
       absl::StatusOr<HttpUrl> u = ParseHttpUrl(entry);
       if (u.ok()) e.base = *u;
-      e.host = e.base.host_port;
+      // A malformed mirror URL then fails to connect with its own text in the error.
+      e.host = u.ok() ? e.base.host_port : entry;
       return e;
     }
     e.host = entry;
@@ -84,8 +85,7 @@ absl::StatusOr<ResolvedImage> RegistryClient::Resolve(const ImageReference& ref,
   return absl::InternalError("no endpoint to resolve from");  // Endpoints is never empty
 }
 
-absl::StatusOr<std::string> RegistryClient::GetManifest(const Endpoint& ep,
-                                                        const std::string& repo,
+absl::StatusOr<std::string> RegistryClient::GetManifest(const Endpoint& ep, const std::string& repo,
                                                         const std::string& reference,
                                                         const CredentialLookup& creds,
                                                         std::string* content_type) {
@@ -168,8 +168,8 @@ absl::Status RegistryClient::FetchBlobAt(const Endpoint& ep, const ImageReferenc
                                          const std::function<bool(uint64_t)>& progress) {
   std::FILE* file = std::fopen(dest_path.c_str(), "wb");
   if (file == nullptr) return ErrnoError(errno, "cannot create", dest_path);
-  const std::string what = absl::StrCat("blob ", blob.digest, " of ", ref.ToString(), " from ",
-                                        ep.host);
+  const std::string what =
+      absl::StrCat("blob ", blob.digest, " of ", ref.ToString(), " from ", ep.host);
   Sha256 hash;
   uint64_t received = 0;
   HttpRequest req;
@@ -178,8 +178,8 @@ absl::Status RegistryClient::FetchBlobAt(const Endpoint& ep, const ImageReferenc
   req.sink = [&](absl::string_view chunk) -> absl::Status {
     received += chunk.size();
     if (received > blob.size) {
-      return absl::DataLossError(absl::StrCat(what, ": served more than the expected ", blob.size,
-                                              " bytes"));
+      return absl::DataLossError(
+          absl::StrCat(what, ": served more than the expected ", blob.size, " bytes"));
     }
     if (std::fwrite(chunk.data(), 1, chunk.size(), file) != chunk.size()) {
       return ErrnoError(errno, "cannot write", dest_path);

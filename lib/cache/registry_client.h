@@ -26,15 +26,17 @@ struct RegistryOptions {
   // decides the scheme) or "http://host:port" / "https://host:port".
   std::map<std::string, std::vector<std::string>> mirrors;
   absl::Duration connect_timeout = absl::Seconds(10);
-  absl::Duration stall_timeout = absl::Seconds(30);  // no byte for this long -> Unavailable "stalled"
+  absl::Duration stall_timeout =
+      absl::Seconds(30);  // no byte for this long -> Unavailable "stalled"
   uint64_t max_blob_bytes = 16ull << 30;
 };
 
 struct ResolvedImage {
   std::string digest;  // sha256 of the manifest (or index) bytes the reference resolved to
   Manifest manifest;
-  std::string served_by;        // the registry or mirror host that answered
-  std::string manifest_digest;  // the image manifest's own digest (differs from digest via an index)
+  std::string served_by;  // the registry or mirror host that answered
+  std::string
+      manifest_digest;  // the image manifest's own digest (differs from digest via an index)
 };
 
 class RegistryClient {

@@ -37,7 +37,8 @@ absl::StatusOr<std::unique_ptr<httplib::Client>> NewClient(const HttpTransportOp
                                                            const HttpUrl& url) {
   auto cli = std::make_unique<httplib::Client>(url.Origin());
   if (!cli->is_valid()) {
-    return absl::InvalidArgumentError(absl::StrCat("cannot make an HTTP client for ", url.Origin()));
+    return absl::InvalidArgumentError(
+        absl::StrCat("cannot make an HTTP client for ", url.Origin()));
   }
   if (url.tls) {
     cli->enable_server_certificate_verification(true);
@@ -80,7 +81,9 @@ std::string TransportError(const HttpUrl& url, httplib::Client& cli, httplib::Er
 
 }  // namespace
 
-std::string HttpUrl::Origin() const { return absl::StrCat(tls ? "https://" : "http://", host_port); }
+std::string HttpUrl::Origin() const {
+  return absl::StrCat(tls ? "https://" : "http://", host_port);
+}
 
 absl::StatusOr<HttpUrl> ParseHttpUrl(absl::string_view url, const HttpUrl* base) {
   HttpUrl out;
@@ -148,7 +151,8 @@ absl::StatusOr<HttpResponse> HttpGet(const HttpTransportOptions& opts, const Htt
   try {
     res.emplace((*cli)->Get(req.url.target, headers, on_response, on_data));
   } catch (const std::exception& e) {
-    return absl::InternalError(absl::StrCat("GET ", req.url.Origin(), req.url.target, ": ", e.what()));
+    return absl::InternalError(
+        absl::StrCat("GET ", req.url.Origin(), req.url.target, ": ", e.what()));
   }
   if (!sink_status.ok()) return sink_status;
   if (res->error() != httplib::Error::Success) {

@@ -17,8 +17,8 @@ namespace neuron::cache {
 
 struct HttpUrl {
   bool tls = true;
-  std::string host_port;  // "host" or "host:port", as it appears in the URL
-  std::string target;     // "/path?query"
+  std::string host_port;       // "host" or "host:port", as it appears in the URL
+  std::string target;          // "/path?query"
   std::string Origin() const;  // "https://host:port"
 };
 

@@ -87,8 +87,8 @@ absl::StatusOr<std::string> RegistrySession::Authorize(const std::string& host,
                                                        const HttpResponse& unauthorized,
                                                        const CredentialLookup& creds) {
   if (unauthorized.www_authenticate.empty()) {
-    return absl::PermissionDeniedError(absl::StrCat(
-        "registry ", host, " answered 401 for repo ", repo, " without a WWW-Authenticate challenge"));
+    return absl::PermissionDeniedError(absl::StrCat("registry ", host, " answered 401 for repo ",
+                                                    repo, " without a WWW-Authenticate challenge"));
   }
   NEURON_ASSIGN_OR_RETURN(AuthChallenge challenge,
                           ParseAuthChallenge(unauthorized.www_authenticate));

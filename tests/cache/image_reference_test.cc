@@ -1,9 +1,10 @@
 // File: tests/cache/image_reference_test.cc
 // Image references and digests: the normalisation docker applies, and the inputs it rejects.
+#include "lib/cache/image_reference.h"
+
 #include <catch2/catch.hpp>
 
 #include "lib/cache/digest.h"
-#include "lib/cache/image_reference.h"
 
 namespace neuron::cache {
 namespace {

@@ -1,9 +1,9 @@
 // File: tests/cache/oci_manifest_test.cc
 // Manifests as registries serve them (OCI, Docker schema 2, indexes) and the ones we refuse.
+#include "lib/cache/oci_manifest.h"
+
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
-
-#include "lib/cache/oci_manifest.h"
 
 namespace neuron::cache {
 namespace {
@@ -14,9 +14,10 @@ std::string D(char c) { return "sha256:" + std::string(64, c); }
 
 json ImageManifest(const std::string& media_type, int layers = 1) {
   json m = {{"schemaVersion", 2},
-            {"config", {{"mediaType", "application/vnd.oci.image.config.v1+json"},
-                        {"digest", D('c')},
-                        {"size", 163}}},
+            {"config",
+             {{"mediaType", "application/vnd.oci.image.config.v1+json"},
+              {"digest", D('c')},
+              {"size", 163}}},
             {"layers", json::array()}};
   if (!media_type.empty()) m["mediaType"] = media_type;
   for (int i = 0; i < layers; ++i) {
@@ -48,8 +49,8 @@ TEST_CASE("an OCI image manifest") {
 }
 
 TEST_CASE("a Docker schema 2 manifest, typed by the Content-Type header only") {
-  auto p = ParseManifest(ImageManifest("").dump(),
-                         std::string(kDockerManifestType) + "; charset=utf-8");
+  auto p =
+      ParseManifest(ImageManifest("").dump(), std::string(kDockerManifestType) + "; charset=utf-8");
   REQUIRE(p.ok());
   REQUIRE(p->manifest.has_value());
   CHECK(p->manifest->media_type == kDockerManifestType);
@@ -93,7 +94,8 @@ TEST_CASE("bad manifests are InvalidArgument") {
   schema1["schemaVersion"] = 1;
   json no_config = ImageManifest(kOciManifestType);
   no_config.erase("config");
-  json empty_index = {{"schemaVersion", 2}, {"mediaType", kOciIndexType}, {"manifests", json::array()}};
+  json empty_index = {
+      {"schemaVersion", 2}, {"mediaType", kOciIndexType}, {"manifests", json::array()}};
   struct Bad {
     std::string body;
     std::string content_type;

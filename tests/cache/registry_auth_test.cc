@@ -1,16 +1,17 @@
 // File: tests/cache/registry_auth_test.cc
 // Pull-secret lookup (kubernetes.io/dockerconfigjson) and WWW-Authenticate challenges.
+#include "lib/cache/registry_auth.h"
+
 #include <catch2/catch.hpp>
 
 #include "absl/strings/escaping.h"
-#include "lib/cache/registry_auth.h"
 
 namespace neuron::cache {
 namespace {
 
 TEST_CASE("dockerconfigjson: auth field, exact host:port key") {
-  const std::string cfg = R"({"auths":{"127.0.0.1:5000":{"auth":")" +
-                          absl::Base64Escape("user:pa:ss") + R"("}}})";
+  const std::string cfg =
+      R"({"auths":{"127.0.0.1:5000":{"auth":")" + absl::Base64Escape("user:pa:ss") + R"("}}})";
   auto c = LookupDockerConfig(cfg, "127.0.0.1:5000");
   REQUIRE(c.ok());
   REQUIRE(c->has_value());
@@ -53,13 +54,12 @@ TEST_CASE("dockerconfigjson: malformed input is InvalidArgument, missing auths i
   auto none = LookupDockerConfig(R"({"credsStore":"x"})", "r.example");
   REQUIRE(none.ok());
   CHECK_FALSE(none->has_value());
-  for (const std::string& bad : {std::string("not json"), std::string("[1]"),
-                                 std::string(R"({"auths":[]})"),
-                                 std::string(R"({"auths":{"r.example":{"auth":"%%%"}}})"),
-                                 std::string(R"({"auths":{"r.example":{"auth":")") +
-                                     absl::Base64Escape("nocolon") + "\"}}}",
-                                 std::string(R"({"auths":{"r.example":{"identitytoken":"t"}}})"),
-                                 std::string(R"({"auths":{"r.example":"str"}})")}) {
+  for (const std::string& bad :
+       {std::string("not json"), std::string("[1]"), std::string(R"({"auths":[]})"),
+        std::string(R"({"auths":{"r.example":{"auth":"%%%"}}})"),
+        std::string(R"({"auths":{"r.example":{"auth":")") + absl::Base64Escape("nocolon") + "\"}}}",
+        std::string(R"({"auths":{"r.example":{"identitytoken":"t"}}})"),
+        std::string(R"({"auths":{"r.example":"str"}})")}) {
     INFO(bad);
     auto c = LookupDockerConfig(bad, "r.example");
     REQUIRE_FALSE(c.ok());

@@ -2,13 +2,13 @@
 // The registry client against a real registry (Debian's docker-registry): an image pushed with
 // scripts/pack-neuron-cache.sh is resolved and its blobs pulled and verified, over plain http and
 // over TLS with basic auth; mirrors and a registry that is down.
-#include <catch2/catch.hpp>
+#include "lib/cache/registry_client.h"
 
+#include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
 
 #include "lib/cache/digest.h"
-#include "lib/cache/registry_client.h"
 #include "tests/testing/local_registry.h"
 
 namespace neuron::cache {
@@ -26,8 +26,8 @@ std::string ReadFile(const std::string& path) {
 std::string MakeCacheDir(const std::string& root) {
   const std::string module = root + "/neuronxcc-2.15.128.0/MODULE_1234567890abcdef";
   std::filesystem::create_directories(module);
-  std::string neff;
-  for (int i = 0; i < 300000; ++i) neff.push_back(static_cast<char>((i * 7919) % 251));
+  std::string neff(300000, '\0');
+  for (size_t i = 0; i < neff.size(); ++i) neff[i] = static_cast<char>((i * 7919) % 251);
   std::ofstream(module + "/model.neff", std::ios::binary) << neff;
   std::ofstream(module + "/compile_flags.json") << R"(["--target=trn1"])";
   std::ofstream(module + "/model.done") << "";
@@ -94,8 +94,7 @@ TEST_CASE("plain http registry: resolve by tag and digest, fetch and verify ever
   CHECK(again->manifest.layers[0].digest == img->manifest.layers[0].digest);
 
   const std::string listing = FetchLayers(client, ref, *img, {}, reg.scratch_dir());
-  CHECK_THAT(listing,
-             Catch::Contains("./neuronxcc-2.15.128.0/MODULE_1234567890abcdef/model.neff"));
+  CHECK_THAT(listing, Catch::Contains("./neuronxcc-2.15.128.0/MODULE_1234567890abcdef/model.neff"));
   CHECK_THAT(listing, Catch::Contains("compile_flags.json"));
   const std::string config_path = reg.scratch_dir() + "/config.json";
   REQUIRE(client.FetchBlob(ref, img->manifest.config, {}, config_path).ok());
@@ -120,8 +119,8 @@ TEST_CASE("plain http registry: resolve by tag and digest, fetch and verify ever
     REQUIRE(m.ok());
     CHECK(m->served_by == reg.host());
     CHECK(m->digest == *pushed);
-    CHECK(mirrored.FetchBlob(via_primary, m->manifest.layers[0], {}, reg.scratch_dir() + "/m")
-              .ok());
+    CHECK(
+        mirrored.FetchBlob(via_primary, m->manifest.layers[0], {}, reg.scratch_dir() + "/m").ok());
   }
   SECTION("a registry that is down is Unavailable") {
     reg.Stop();

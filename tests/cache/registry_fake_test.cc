@@ -2,10 +2,10 @@
 // The registry client against small cpp-httplib fakes, for what a real registry will not do on
 // request: Bearer token auth, redirects to another host, and hostile or broken servers (wrong
 // bytes, too many bytes, a stall mid-blob, a manifest that does not match its digest).
-#include <catch2/catch.hpp>
 #include <httplib.h>
 
 #include <atomic>
+#include <catch2/catch.hpp>
 #include <filesystem>
 #include <thread>
 
@@ -30,7 +30,7 @@ class FakeServer {
   void Start() {
     port_ = svr.bind_to_any_port("127.0.0.1");
     thread_ = std::thread([this] { svr.listen_after_bind(); });
-    svr.wait_until_ready();
+    neuron::testing::Eventually([this] { return svr.is_running(); });
   }
   std::string host() const { return absl::StrCat("127.0.0.1:", port_); }
 
@@ -53,8 +53,8 @@ std::string Manifest(const std::string& layer_digest, uint64_t size) {
       R"({"schemaVersion":2,"mediaType":"application/vnd.oci.image.manifest.v1+json",)",
       R"("config":{"mediaType":"application/vnd.oci.image.config.v1+json","digest":"sha256:)",
       std::string(64, 'c'), R"(","size":2},"layers":[{"mediaType":)",
-      R"("application/vnd.oci.image.layer.v1.tar+gzip","digest":")", layer_digest,
-      R"(","size":)", size, "}]}");
+      R"("application/vnd.oci.image.layer.v1.tar+gzip","digest":")", layer_digest, R"(","size":)",
+      size, "}]}");
 }
 
 ImageReference Ref(const std::string& text) {
@@ -69,9 +69,19 @@ RegistryOptions PlainHttp(const FakeServer& s) {
   return o;
 }
 
+// Files the tests download go to one temp dir, removed at exit.
+struct TempDir {
+  TempDir() : path(neuron::testing::MakeTempDir("neuron-registry-fake")) {}
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path, ec);
+  }
+  std::string path;
+};
+
 std::string TempPath(const std::string& name) {
-  static const std::string dir = neuron::testing::MakeTempDir("neuron-registry-fake");
-  return dir + "/" + name;
+  static const TempDir dir;
+  return dir.path + "/" + name;
 }
 
 TEST_CASE("Bearer token flow, token cached, redirect to storage without Authorization") {
@@ -101,11 +111,11 @@ TEST_CASE("Bearer token flow, token cached, redirect to storage without Authoriz
                   req.get_header_value("Authorization");
     res.set_content(R"({"access_token":"tok-123","expires_in":300})", "application/json");
   });
-  reg.svr.Get("/v2/team/cache/manifests/v1", [&](const httplib::Request& req,
-                                                   httplib::Response& res) {
-    if (!authorized(req, res, realm_challenge)) return;
-    res.set_content(Manifest(blob_digest, kBlob.size()), std::string(kOciManifestType));
-  });
+  reg.svr.Get("/v2/team/cache/manifests/v1",
+              [&](const httplib::Request& req, httplib::Response& res) {
+                if (!authorized(req, res, realm_challenge)) return;
+                res.set_content(Manifest(blob_digest, kBlob.size()), std::string(kOciManifestType));
+              });
   reg.svr.Get("/v2/team/cache/blobs/" + blob_digest,
               [&](const httplib::Request& req, httplib::Response& res) {
                 if (!authorized(req, res, realm_challenge)) return;
@@ -113,8 +123,9 @@ TEST_CASE("Bearer token flow, token cached, redirect to storage without Authoriz
                 res.set_header("Location", "http://" + storage.host() + "/bucket/blob");
               });
   reg.Start();
-  realm_challenge = absl::StrCat(R"(Bearer realm="http://)", reg.host(),
-                                 R"(/token",service="fake-registry",scope="repository:team/cache:push")");
+  realm_challenge =
+      absl::StrCat(R"(Bearer realm="http://)", reg.host(),
+                   R"(/token",service="fake-registry",scope="repository:team/cache:push")");
 
   RegistryOptions opts = PlainHttp(reg);
   opts.plain_http.push_back(storage.host());
@@ -171,11 +182,13 @@ TEST_CASE("a blob longer or shorter than its descriptor is DataLoss") {
   RegistryClient client(PlainHttp(bs.server));
   const std::string dest = TempPath("size.blob");
   const ImageReference ref = Ref(bs.server.host() + "/x:v");
-  absl::Status shorter = client.FetchBlob(ref, {"", Sha256Digest(kBlob), kBlob.size() - 1}, {}, dest);
+  absl::Status shorter =
+      client.FetchBlob(ref, {"", Sha256Digest(kBlob), kBlob.size() - 1}, {}, dest);
   CHECK(shorter.code() == absl::StatusCode::kDataLoss);
   CHECK_THAT(std::string(shorter.message()), Catch::Contains("more than the expected"));
   CHECK_FALSE(std::filesystem::exists(dest));
-  absl::Status longer = client.FetchBlob(ref, {"", Sha256Digest(kBlob), kBlob.size() + 1}, {}, dest);
+  absl::Status longer =
+      client.FetchBlob(ref, {"", Sha256Digest(kBlob), kBlob.size() + 1}, {}, dest);
   CHECK(longer.code() == absl::StatusCode::kDataLoss);
   CHECK_THAT(std::string(longer.message()), Catch::Contains("bytes, got"));
   CHECK_FALSE(std::filesystem::exists(dest));
@@ -214,16 +227,25 @@ TEST_CASE("progress returning false cancels the download") {
   });
   RegistryClient client(PlainHttp(bs.server));
   const std::string dest = TempPath("cancel.blob");
-  absl::Status s = client.FetchBlob(Ref(bs.server.host() + "/x:v"),
-                                    {"", Sha256Digest(kBlob), kBlob.size()}, {}, dest,
-                                    [](uint64_t) { return false; });
+  absl::Status s =
+      client.FetchBlob(Ref(bs.server.host() + "/x:v"), {"", Sha256Digest(kBlob), kBlob.size()}, {},
+                       dest, [](uint64_t) { return false; });
   CHECK(s.code() == absl::StatusCode::kCancelled);
   CHECK_FALSE(std::filesystem::exists(dest));
 }
 
-TEST_CASE("manifests: digest mismatch is DataLoss, oversize InvalidArgument, 5xx Unavailable") {
+TEST_CASE(
+    "manifests: index followed, digest mismatch DataLoss, oversize InvalidArgument, 5xx "
+    "Unavailable") {
   FakeServer reg;
   const std::string body = Manifest(Sha256Digest(kBlob), kBlob.size());
+  const std::string index = absl::StrCat(
+      R"({"schemaVersion":2,"mediaType":"application/vnd.oci.image.index.v1+json","manifests":[)",
+      R"({"mediaType":"application/vnd.oci.image.manifest.v1+json","digest":")",
+      "sha256:" + std::string(64, 'a'),
+      R"(","size":9,"platform":{"os":"linux","architecture":"arm64"}},)",
+      R"({"mediaType":"application/vnd.oci.image.manifest.v1+json","digest":")", Sha256Digest(body),
+      R"(","size":9,"platform":{"os":"linux","architecture":"amd64"}}]})");
   reg.svr.Get(R"(/v2/x/manifests/(.*))", [&](const httplib::Request& req, httplib::Response& res) {
     const std::string ref = req.matches[1];
     if (ref == "big") {
@@ -231,6 +253,8 @@ TEST_CASE("manifests: digest mismatch is DataLoss, oversize InvalidArgument, 5xx
     } else if (ref == "broken") {
       res.status = 503;
       res.set_content("maintenance", "text/plain");
+    } else if (ref == "multi") {
+      res.set_content(index, std::string(kOciIndexType));
     } else if (ref == "lying") {
       res.set_header("Docker-Content-Digest", "sha256:" + std::string(64, 'e'));
       res.set_content(body, std::string(kOciManifestType));
@@ -247,6 +271,11 @@ TEST_CASE("manifests: digest mismatch is DataLoss, oversize InvalidArgument, 5xx
   CHECK(client.Resolve(Ref(reg.host() + "/x:lying"), {}).status().code() ==
         absl::StatusCode::kDataLoss);
   CHECK(client.Resolve(Ref(reg.host() + "/x@" + Sha256Digest(body)), {}).ok());
+  auto multi = client.Resolve(Ref(reg.host() + "/x:multi"), {});
+  REQUIRE(multi.ok());
+  CHECK(multi->digest == Sha256Digest(index));
+  CHECK(multi->manifest_digest == Sha256Digest(body));
+  CHECK(multi->manifest.layers.size() == 1);
   auto big = client.Resolve(Ref(reg.host() + "/x:big"), {});
   CHECK(big.status().code() == absl::StatusCode::kInvalidArgument);
   auto broken = client.Resolve(Ref(reg.host() + "/x:broken"), {});

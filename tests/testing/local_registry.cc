@@ -80,11 +80,11 @@ void LocalRegistry::Stop() {
 absl::Status LocalRegistry::MakeCertificate() {
   ca_file_ = dir_ + "/cert.pem";
   key_file_ = dir_ + "/key.pem";
-  const int rc = RunCommand({"/usr/bin/openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt",
-                             "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", key_file_,
-                             "-out", ca_file_, "-days", "2", "-subj", "/CN=neuron-test-registry",
-                             "-addext", "subjectAltName=IP:127.0.0.1"},
-                            dir_ + "/openssl.log");
+  const int rc = RunCommand(
+      {"/usr/bin/openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt",
+       "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", key_file_, "-out", ca_file_, "-days",
+       "2", "-subj", "/CN=neuron-test-registry", "-addext", "subjectAltName=IP:127.0.0.1"},
+      dir_ + "/openssl.log");
   if (rc != 0) return absl::InternalError("openssl req failed: " + ReadFile(dir_ + "/openssl.log"));
   cert_dir_ = dir_ + "/certs.d";
   std::filesystem::create_directories(cert_dir_);

@@ -370,11 +370,10 @@ absl::Status NeuronPreparer::UnprepareOne(const ClaimRef& claim) {
   if (it == checkpoint_.claims.end()) return absl::OkStatus();
   if (const std::optional<PreparedCache>& cache = it->second.cache; cache) {
     if (options_.cache_mounts == nullptr) {
-      // Refusing would keep the pod from ever finishing; the cache store cleans up after claims
-      // it no longer sees.
+      // Refusing would keep the pod from ever finishing: the view is left for the admin.
       spdlog::error(
-          "dra: claim uid={} had compile cache {} but compile caches are not enabled "
-          "now; not released here",
+          "dra: claim uid={} had compile cache {} but compile caches are not enabled now; its "
+          "view on this node was not released",
           claim.uid, Describe(*cache));
     } else if (absl::Status s = options_.cache_mounts->Release(claim.uid); !s.ok()) {
       return WithContext(s, absl::StrCat("release compile cache ", Describe(*cache)));

@@ -11,6 +11,11 @@
 // (the scheduler keeps them apart itself only with partitionable counters, resource_slice.h; the
 // later one waits here with an Unavailable error the kubelet retries). Its UltraServerConfig
 // adds the runtime's five variables (ultraserver_placement.h).
+// A NeuronConfig naming a compileCache (neuron_config.h) gets a host directory from CacheMounts
+// once the device checks pass (the cache recorded with "preparing" first), bind-mounted
+// read-write through the CDI spec. Without a CacheMounts such a claim fails with a message saying
+// compile caches are not enabled (and a recorded cache is only logged at unprepare, so that the
+// pod can finish).
 //   unprepare: remove the CDI spec (by claim UID, so also for claims a lost checkpoint forgot),
 //              release the claim's compile cache, drop the record. Unknown claims succeed: the
 //              kubelet must be able to finish.

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <filesystem>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "lib/dra/atomic_file.h"
@@ -53,6 +54,28 @@ nlohmann::json Env(const ClaimDevices& claim) {
   return env;
 }
 
+// Absolute and printable ASCII: the spec is written verbatim and must parse back the same.
+absl::Status CheckMountPath(absl::string_view what, absl::string_view path) {
+  bool ok = !path.empty() && path.front() == '/';
+  for (char c : path) ok = ok && c >= 0x20 && c <= 0x7e;
+  if (ok) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat("mount ", what, " \"", path.substr(0, 64),
+                                                 "\" is not an absolute path in printable ASCII"));
+}
+
+absl::StatusOr<nlohmann::json> Mounts(const ClaimDevices& claim) {
+  nlohmann::json mounts = nlohmann::json::array();
+  for (const CdiMount& m : claim.mounts) {
+    if (absl::Status s = CheckMountPath("hostPath", m.host_path); !s.ok()) return s;
+    if (absl::Status s = CheckMountPath("containerPath", m.container_path); !s.ok()) return s;
+    nlohmann::json mount = {{"hostPath", m.host_path}, {"containerPath", m.container_path}};
+    if (!m.options.empty()) mount["options"] = m.options;
+    if (!m.type.empty()) mount["type"] = m.type;
+    mounts.push_back(std::move(mount));
+  }
+  return mounts;
+}
+
 }  // namespace
 
 std::string CdiDeviceId(absl::string_view claim_uid) {
@@ -73,6 +96,9 @@ absl::StatusOr<nlohmann::json> BuildCdiSpec(const ClaimDevices& claim) {
   }
   nlohmann::json edits = {{"deviceNodes", DeviceNodes(claim)}};
   if (nlohmann::json env = Env(claim); !env.empty()) edits["env"] = std::move(env);
+  absl::StatusOr<nlohmann::json> mounts = Mounts(claim);
+  if (!mounts.ok()) return mounts.status();
+  if (!mounts->empty()) edits["mounts"] = *std::move(mounts);
   return nlohmann::json{
       {"cdiVersion", kCdiVersion},
       {"kind", kCdiKind},
@@ -85,7 +111,8 @@ absl::StatusOr<std::string> WriteCdiSpec(const std::string& cdi_dir, const Claim
   if (!spec.ok()) return spec.status();
   const std::string path =
       (std::filesystem::path(cdi_dir) / CdiSpecFileName(claim.claim_uid)).string();
-  // The UID was checked, so the spec is ASCII-safe; replace keeps dump() from ever throwing.
+  // The UID and mount paths were checked; replace keeps dump() from ever throwing (options and
+  // environment are ours).
   const std::string text = spec->dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
   if (absl::Status s = WriteFileAtomically(path, text + "\n"); !s.ok()) return s;
   return CdiDeviceId(claim.claim_uid);

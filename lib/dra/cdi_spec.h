@@ -4,7 +4,8 @@
 // found in the spec files of /etc/cdi and /var/run/cdi.
 //
 // One spec file and one CDI device per claim: kind "neuron.aws.com/device", device name = the
-// claim UID, edits = the claim's /dev/neuronN nodes and its environment.
+// claim UID, edits = the claim's /dev/neuronN nodes, its environment and its mounts (a compile
+// cache's directory, cache_mounts.h).
 #ifndef NEURON_LIB_DRA_CDI_SPEC_H_
 #define NEURON_LIB_DRA_CDI_SPEC_H_
 
@@ -25,6 +26,15 @@ namespace neuron::dra {
 inline constexpr char kCdiVersion[] = "0.6.0";
 inline constexpr char kCdiKind[] = "neuron.aws.com/device";
 
+// containerEdits.mounts[]: a host path mounted into the containers.
+struct CdiMount {
+  std::string host_path;
+  std::string container_path;
+  std::vector<std::string> options;  // e.g. {"rbind", "rw"}
+  std::string type;                  // "" = left out (the runtime's default, a bind mount)
+  bool operator==(const CdiMount&) const = default;
+};
+
 struct ClaimDevices {
   std::string claim_uid;
   std::vector<int> devices;  // Neuron device indices: /dev/neuron<N>
@@ -35,14 +45,15 @@ struct ClaimDevices {
   std::string device_host_path;
   // Further variables, in order (an UltraServer claim's five, ultraserver_placement.h).
   std::vector<std::pair<std::string, std::string>> env;
+  std::vector<CdiMount> mounts;
 };
 
 // "neuron.aws.com/device=<claim uid>": what NodePrepareResources reports for the claim.
 std::string CdiDeviceId(absl::string_view claim_uid);
 // "neuron.aws.com-device_<claim uid>.json", the file's name in the CDI directory.
 std::string CdiSpecFileName(absl::string_view claim_uid);
-// InvalidArgument when the UID cannot be a CDI device name, there are no devices, or an
-// index is negative.
+// InvalidArgument when the UID cannot be a CDI device name, there are no devices, an index is
+// negative, or a mount's paths are not absolute printable ASCII.
 absl::StatusOr<nlohmann::json> BuildCdiSpec(const ClaimDevices& claim);
 
 // Writes the claim's spec into `cdi_dir` atomically (a runtime never reads half a file) and

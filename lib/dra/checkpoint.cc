@@ -35,10 +35,17 @@ json DeviceJson(const PreparedDevice& d) {
 json ClaimJson(const PreparedClaim& c) {
   json devices = json::array();
   for (const PreparedDevice& d : c.devices) devices.push_back(DeviceJson(d));
-  return {{"namespace", c.namespace_name},
-          {"name", c.name},
-          {"state", c.state == ClaimState::kPrepared ? "prepared" : "preparing"},
-          {"devices", std::move(devices)}};
+  json out = {{"namespace", c.namespace_name},
+              {"name", c.name},
+              {"state", c.state == ClaimState::kPrepared ? "prepared" : "preparing"},
+              {"devices", std::move(devices)}};
+  if (c.cache) {
+    out["compileCache"] = {{"kind", c.cache->kind},
+                           {"namespace", c.cache->namespace_name},
+                           {"name", c.cache->name},
+                           {"mountPath", c.cache->mount_path}};
+  }
+  return out;
 }
 
 // Typed reads that report instead of throwing.
@@ -70,6 +77,21 @@ absl::StatusOr<PreparedDevice> DecodeDevice(const json& j) {
   return d;
 }
 
+// Absent (files from before compile caches) or an object of four strings.
+absl::Status DecodeCache(const json& claim, std::optional<PreparedCache>* out) {
+  auto it = claim.find("compileCache");
+  if (it == claim.end()) return absl::OkStatus();
+  if (!it->is_object()) return Corrupt("compileCache is not an object");
+  PreparedCache c;
+  for (absl::Status s :
+       {ReadString(*it, "kind", &c.kind), ReadString(*it, "namespace", &c.namespace_name),
+        ReadString(*it, "name", &c.name), ReadString(*it, "mountPath", &c.mount_path)}) {
+    if (!s.ok()) return s;
+  }
+  *out = std::move(c);
+  return absl::OkStatus();
+}
+
 absl::StatusOr<PreparedClaim> DecodeClaim(const json& j) {
   if (!j.is_object()) return Corrupt("a claim is not an object");
   PreparedClaim c;
@@ -80,6 +102,7 @@ absl::StatusOr<PreparedClaim> DecodeClaim(const json& j) {
   }
   if (state != "prepared" && state != "preparing") return Corrupt("unknown claim state");
   c.state = state == "prepared" ? ClaimState::kPrepared : ClaimState::kPreparing;
+  if (absl::Status s = DecodeCache(j, &c.cache); !s.ok()) return s;
   auto devices = j.find("devices");
   if (devices == j.end() || !devices->is_array()) return Corrupt("devices is not a list");
   for (const json& d : *devices) {

@@ -4,13 +4,16 @@
 //
 // File: one JSON object {"kind": "NeuronDraCheckpoint", "version": 1, "checksum": "<sha256>",
 // "claims": {"<claim uid>": {"namespace", "name", "state": "preparing"|"prepared",
-// "devices": [{"requests", "pool", "device", "cdiDeviceIds"}]}}}. The checksum covers the
+// "devices": [{"requests", "pool", "device", "cdiDeviceIds"}], optional "compileCache": {"kind",
+// "namespace", "name", "mountPath"}}}}. The checksum covers the
 // canonical (sorted-key, compact) text of the object without "checksum", so a torn or edited
-// file is detected instead of trusted. Written atomically (atomic_file.h).
+// file is detected instead of trusted. Written atomically (atomic_file.h). compileCache came
+// later within version 1: older files lack it, and older readers pass over it.
 #ifndef NEURON_LIB_DRA_CHECKPOINT_H_
 #define NEURON_LIB_DRA_CHECKPOINT_H_
 
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -27,11 +30,22 @@ inline constexpr int kCheckpointVersion = 1;
 // trace to clean up; "prepared" once the reply can be given.
 enum class ClaimState { kPreparing, kPrepared };
 
+// The compile cache mounted for a claim (cache_mounts.h): unprepare releases it, also after a
+// restart.
+struct PreparedCache {
+  std::string kind;            // NeuronCache or ClusterNeuronCache
+  std::string namespace_name;  // "" for a ClusterNeuronCache
+  std::string name;
+  std::string mount_path;
+  bool operator==(const PreparedCache&) const = default;
+};
+
 struct PreparedClaim {
   std::string namespace_name;
   std::string name;
   ClaimState state = ClaimState::kPreparing;
   std::vector<PreparedDevice> devices;
+  std::optional<PreparedCache> cache;  // written with "preparing", before the cache is mounted
   bool operator==(const PreparedClaim&) const = default;
 };
 

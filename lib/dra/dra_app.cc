@@ -35,11 +35,12 @@ const char* OnOff(bool b) { return b ? "on" : "off"; }
 void LogConfig(const DraAppOptions& o) {
   spdlog::info(
       "dra driver starting driver={} version={} node={} mode={} partitionable_devices={} "
-      "device_taints={} state_dir={} cdi_root={} registrar_dir={} plugins_dir={} "
-      "plugins_host_dir={}",
+      "device_taints={} compile_caches={} state_dir={} cdi_root={} registrar_dir={} "
+      "plugins_dir={} plugins_host_dir={}",
       o.plugin.driver_name, o.version, o.host.node_name,
       o.host.emulate.empty() ? "hardware" : "emulated:" + o.host.emulate, OnOff(o.partitionable),
-      OnOff(o.device_taints), o.state_dir, o.cdi_root, o.plugin.registrar_dir, o.plugin.plugins_dir,
+      OnOff(o.device_taints), OnOff(o.cache_mounts != nullptr), o.state_dir, o.cdi_root,
+      o.plugin.registrar_dir, o.plugin.plugins_dir,
       o.plugin.host_plugins_dir.empty() ? o.plugin.plugins_dir : o.plugin.host_plugins_dir);
   if (!o.partitionable) {
     spdlog::info("DRAPartitionableDevices off: whole devices only (no per-core partitions)");
@@ -100,6 +101,7 @@ NeuronPreparerOptions PreparerOptions(const DraAppOptions& o, inventory::Watcher
     return f;
   };
   p.rank0_host = [&client](const ultraserver::SetMember& m) { return FindRank0Host(client, m); };
+  p.cache_mounts = o.cache_mounts;
   return p;
 }
 

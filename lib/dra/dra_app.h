@@ -22,6 +22,7 @@
 #include "absl/status/status.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
+#include "lib/dra/cache_mounts.h"
 #include "lib/dra/kubelet_plugin.h"
 #include "lib/inventory/host.h"
 #include "lib/k8s/rest_client.h"
@@ -43,6 +44,9 @@ struct DraAppOptions {
   std::string metrics_listen = "0.0.0.0:2112";
   absl::Duration resync = absl::Minutes(10);
   std::string version;  // draDriverVersion; "" = this build's version
+  // Compile caches for claims whose NeuronConfig names one (neuron_preparer.h); nullptr = not
+  // enabled. Not owned; must outlive Run().
+  CacheMounts* cache_mounts = nullptr;
 };
 
 class DraApp {

@@ -1,8 +1,10 @@
 // File: lib/dra/neuron_config.cc
 #include "lib/dra/neuron_config.h"
 
+#include <map>
 #include <set>
 #include <string>
+#include <utility>
 
 #include "absl/status/status.h"
 #include "absl/strings/numbers.h"
@@ -19,13 +21,17 @@ constexpr size_t kMaxQuoted = 40;  // of a bad value, in an error message
 
 constexpr char kLncField[] = "logicalNeuronCore";
 constexpr char kModeField[] = "ultraserverMode";
+constexpr char kCacheField[] = "compileCache";
+constexpr size_t kMaxObjectName = 253;  // a DNS-1123 subdomain, as Kubernetes object names are
+constexpr size_t kMaxMountPath = 4096;  // PATH_MAX
 
 // The members as written; values checked once the kind is known.
 struct Fields {
   std::string api;
   std::string kind;
-  std::optional<std::string> lnc;   // raw JSON
-  std::optional<std::string> mode;  // raw JSON
+  std::optional<std::string> lnc;    // raw JSON
+  std::optional<std::string> mode;   // raw JSON
+  std::optional<std::string> cache;  // raw JSON
 };
 
 absl::Status Invalid(absl::string_view prefix, absl::string_view what) {
@@ -67,6 +73,9 @@ absl::Status ReadField(JsonScanner& s, const std::string& key, Fields& f,
   }
   if (key == kModeField) {
     return ReadRaw(s, &f.mode, prefix);
+  }
+  if (key == kCacheField) {
+    return ReadRaw(s, &f.cache, prefix);
   }
   std::string* out = key == "apiVersion" ? &f.api : key == "kind" ? &f.kind : nullptr;
   if (out == nullptr) {
@@ -115,6 +124,93 @@ absl::Status CheckApiVersion(const Fields& f, absl::string_view prefix) {
                                       Shown(f.api), "\""));
 }
 
+// A Kubernetes object name (DNS-1123 subdomain): what a NeuronCache can be called.
+bool IsObjectName(absl::string_view name) {
+  const auto alnum = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); };
+  if (name.empty() || name.size() > kMaxObjectName || !alnum(name.front()) || !alnum(name.back())) {
+    return false;
+  }
+  for (char c : name) {
+    if (!alnum(c) && c != '-' && c != '.') return false;
+  }
+  return true;
+}
+
+// Absolute, printable ASCII (it goes into the CDI spec verbatim), no ".." and not "/" itself.
+absl::Status CheckMountPath(absl::string_view path, absl::string_view prefix) {
+  const auto bad = [&](absl::string_view why) {
+    return Invalid(prefix, absl::StrCat("compileCache mountPath \"", Shown(path), "\" ", why));
+  };
+  if (path.empty() || path.front() != '/') return bad("must be an absolute path");
+  if (path.size() > kMaxMountPath) return bad("is too long");
+  for (char c : path) {
+    if (c < 0x20 || c > 0x7e) return bad("must be printable ASCII");
+  }
+  if (path.find_first_not_of('/') == absl::string_view::npos) {
+    return bad("would hide the container's root");
+  }
+  for (absl::string_view rest = path; !rest.empty();) {
+    const size_t slash = rest.find('/');
+    if (rest.substr(0, slash) == "..") return bad("must not contain \"..\"");
+    rest = slash == absl::string_view::npos ? "" : rest.substr(slash + 1);
+  }
+  return absl::OkStatus();
+}
+
+// The members of compileCache, each a string, none twice, no others.
+absl::StatusOr<std::map<std::string, std::string>> ScanCacheObject(absl::string_view raw,
+                                                                   absl::string_view prefix) {
+  JsonScanner s(std::string_view(raw.data(), raw.size()), kMaxDepth);
+  JsonScanner::Type type;
+  if (!s.Peek(&type) || type != JsonScanner::Type::kObject || !s.EnterObject()) {
+    return Invalid(prefix,
+                   "compileCache must be an object: {\"name\": \"<NeuronCache>\"} or "
+                   "{\"clusterCache\": \"<ClusterNeuronCache>\"}");
+  }
+  std::map<std::string, std::string> members;
+  std::string_view key_view;
+  while (s.NextMember(&key_view)) {
+    const std::string key(key_view);
+    if (key != "name" && key != "clusterCache" && key != "mountPath") {
+      return Invalid(prefix, absl::StrCat("compileCache: unknown field \"", Shown(key),
+                                          "\" (name, clusterCache, mountPath)"));
+    }
+    std::string value;
+    if (!s.ReadString(&value)) {
+      return Invalid(prefix, absl::StrCat("compileCache ", key, " must be a string"));
+    }
+    if (!members.emplace(key, std::move(value)).second) {
+      return Invalid(prefix, absl::StrCat("compileCache: duplicate field \"", key, "\""));
+    }
+  }
+  if (!s.ok()) return Invalid(prefix, absl::StrCat("compileCache: ", s.error().message()));
+  return members;
+}
+
+absl::StatusOr<CompileCacheConfig> AsCompileCache(absl::string_view raw, absl::string_view prefix) {
+  absl::StatusOr<std::map<std::string, std::string>> m = ScanCacheObject(raw, prefix);
+  if (!m.ok()) return m.status();
+  const bool named = m->count("name") > 0, cluster = m->count("clusterCache") > 0;
+  if (named == cluster) {
+    return Invalid(prefix, absl::StrCat("compileCache needs ", named ? "only one of" : "one of",
+                                        " name (a NeuronCache in the claim's namespace) or "
+                                        "clusterCache (a ClusterNeuronCache)"));
+  }
+  CompileCacheConfig c;
+  c.kind = named ? kNeuronCacheKind : kClusterNeuronCacheKind;
+  c.name = named ? m->at("name") : m->at("clusterCache");
+  if (!IsObjectName(c.name)) {
+    return Invalid(
+        prefix, absl::StrCat("compileCache ", named ? "name" : "clusterCache", " \"", Shown(c.name),
+                             "\" is not a valid object name (lowercase letters, digits, "
+                             "'-' and '.', starting and ending with a letter or digit)"));
+  }
+  auto path = m->find("mountPath");
+  c.mount_path = path == m->end() ? kDefaultCacheMountPath : path->second;
+  if (absl::Status s = CheckMountPath(c.mount_path, prefix); !s.ok()) return s;
+  return c;
+}
+
 absl::StatusOr<NeuronConfig> AsNeuronConfig(const Fields& f) {
   const absl::string_view prefix = kNeuronConfigKind;
   if (f.mode) {
@@ -129,13 +225,18 @@ absl::StatusOr<NeuronConfig> AsNeuronConfig(const Fields& f) {
       return Invalid(prefix, absl::StrCat("logicalNeuronCore must be 1 or 2, got ", Shown(*f.lnc)));
     }
   }
+  if (f.cache) {
+    absl::StatusOr<CompileCacheConfig> cache = AsCompileCache(*f.cache, prefix);
+    if (!cache.ok()) return cache.status();
+    c.compile_cache = *std::move(cache);
+  }
   return c;
 }
 
 absl::StatusOr<UltraServerConfig> AsUltraServerConfig(const Fields& f) {
   const absl::string_view prefix = kUltraServerConfigKind;
-  if (f.lnc) {
-    return Invalid(prefix, absl::StrCat("unknown field \"", kLncField,
+  if (f.lnc || f.cache) {
+    return Invalid(prefix, absl::StrCat("unknown field \"", f.lnc ? kLncField : kCacheField,
                                         "\" (a field of NeuronConfig, a config entry of its own)"));
   }
   if (!f.mode) {

@@ -3,7 +3,9 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <optional>
 #include <set>
+#include <string_view>
 #include <system_error>
 #include <utility>
 
@@ -12,11 +14,26 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "lib/base/status_macros.h"
+#include "lib/cache/cache_api.h"
 #include "lib/dra/cdi_spec.h"
+#include "lib/dra/claim_cache.h"
 #include "lib/dra/names.h"
+#include "lib/dra/neuron_config.h"
 #include "spdlog/spdlog.h"
 
 namespace neuron::dra {
+
+// The cache API's names, repeated in the pure config parser (neuron_config.h).
+static_assert(std::string_view(kNeuronCacheKind) == cache::kNeuronCacheKind);
+static_assert(std::string_view(kClusterNeuronCacheKind) == cache::kClusterNeuronCacheKind);
+static_assert(std::string_view(kDefaultCacheMountPath) == cache::kDefaultCompileCachePath);
+
+struct ClaimPlan {
+  ClaimAllocation alloc;
+  ClaimDevices edits;
+  std::optional<ClaimCache> cache;
+};
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -157,11 +174,25 @@ ClaimDevices CdiEdits(const std::string& uid, const ClaimAllocation& alloc, cons
                    VisibleCores(alloc, node.devices, node.physical_cores_per_device / lnc),
                    std::nullopt,
                    device_host_path,
+                   {},
                    {}};
   // Set on LNC-capable chips (the runtime's default there may differ from the node's), and
   // whenever the claim asks.
   if (node.lnc2_supported || alloc.logical_neuron_core) cdi.logical_nc_config = lnc;
   return cdi;
+}
+
+std::string Describe(const ClaimCache& c) {
+  return DescribeCache(c.request.kind, c.request.cache_namespace, c.request.cache_name);
+}
+std::string Describe(const PreparedCache& c) {
+  return DescribeCache(c.kind, c.namespace_name, c.name);
+}
+
+std::optional<PreparedCache> Record(const std::optional<ClaimCache>& c) {
+  if (!c) return std::nullopt;
+  return PreparedCache{c->request.kind, c->request.cache_namespace, c->request.cache_name,
+                       c->mount_path};
 }
 
 std::string NodeDeviceNote() {
@@ -245,12 +276,20 @@ absl::StatusOr<std::vector<PreparedDevice>> NeuronPreparer::PrepareOne(const Cla
       it != checkpoint_.claims.end() && it->second.state == ClaimState::kPrepared) {
     return it->second.devices;  // a repeated call: the same answer
   }
-  const std::string what = absl::StrCat("ResourceClaim ", ClaimName(claim));
   absl::StatusOr<nlohmann::json> object = source_.Get(claim);
-  if (!object.ok()) return WithContext(object.status(), absl::StrCat("read ", what));
+  if (!object.ok()) {
+    return WithContext(object.status(), absl::StrCat("read ResourceClaim ", ClaimName(claim)));
+  }
+  NEURON_ASSIGN_OR_RETURN(ClaimPlan plan, Plan(claim, *object));
+  return Commit(claim, plan);
+}
+
+absl::StatusOr<ClaimPlan> NeuronPreparer::Plan(const ClaimRef& claim,
+                                               const nlohmann::json& object) const {
+  const std::string what = absl::StrCat("ResourceClaim ", ClaimName(claim));
   NEURON_ASSIGN_OR_RETURN(
       ClaimAllocation alloc,
-      ReadClaimAllocation(*object, claim.uid, options_.driver_name, options_.node_name));
+      ReadClaimAllocation(object, claim.uid, options_.driver_name, options_.node_name));
   absl::StatusOr<NodeFacts> node = options_.node_facts();
   if (!node.ok()) return WithContext(node.status(), "node inventory");
   absl::StatusOr<int> lnc = EffectiveLnc(alloc, *node);
@@ -259,33 +298,88 @@ absl::StatusOr<std::vector<PreparedDevice>> NeuronPreparer::PrepareOne(const Cla
   NEURON_RETURN_IF_ERROR(CheckNoOverlap(claim.uid, alloc));
   auto us_env = ClaimUltraServerEnv(alloc, *node, options_);
   if (!us_env.ok()) return WithContext(us_env.status(), what);
-  ClaimDevices edits = CdiEdits(claim.uid, alloc, *node, *lnc, options_.device_host_path);
-  edits.env = *std::move(us_env);
+  absl::StatusOr<std::optional<ClaimCache>> cache =
+      ReadClaimCache(object, options_.driver_name, options_.node_name);
+  if (!cache.ok()) return WithContext(cache.status(), what);
+  if (*cache && options_.cache_mounts == nullptr) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        what, ": its NeuronConfig names compileCache ", Describe(**cache),
+        ", but compile caches are not enabled in this node's Neuron DRA driver; enable them or "
+        "remove compileCache from the claim's config"));
+  }
+  ClaimPlan plan{alloc, CdiEdits(claim.uid, alloc, *node, *lnc, options_.device_host_path),
+                 *std::move(cache)};
+  plan.edits.env = *std::move(us_env);
+  return plan;
+}
 
+absl::StatusOr<std::vector<PreparedDevice>> NeuronPreparer::Commit(const ClaimRef& claim,
+                                                                   ClaimPlan& plan) {
   PreparedClaim& record = checkpoint_.claims[claim.uid];
-  record = PreparedClaim{claim.ns, claim.name, ClaimState::kPreparing, {}};
-  for (const AllocatedDevice& d : alloc.devices) {
+  record = PreparedClaim{claim.ns, claim.name, ClaimState::kPreparing, {}, Record(plan.cache)};
+  for (const AllocatedDevice& d : plan.alloc.devices) {
     record.devices.push_back({{d.request}, options_.node_name, d.name, {}});
   }
-  // "preparing" is on disk before the CDI file exists.
-  const absl::Status saved = Save();
-  absl::StatusOr<std::string> cdi_id =
-      saved.ok() ? WriteCdiSpec(options_.cdi_dir, edits) : absl::StatusOr<std::string>(saved);
-  if (!cdi_id.ok()) {
-    (void)RemoveCdiSpec(options_.cdi_dir, claim.uid);
-    checkpoint_.claims.erase(claim.uid);
-    (void)Save();
-    return WithContext(cdi_id.status(), absl::StrCat("prepare ", what));
+  // "preparing" (with the cache) is on disk before the cache is mounted and the CDI file exists.
+  absl::Status step = Save();
+  if (step.ok() && plan.cache) {
+    absl::StatusOr<std::string> dir = options_.cache_mounts->Prepare(plan.cache->request);
+    if (dir.ok()) {
+      plan.edits.mounts.push_back({*dir, plan.cache->mount_path, {"rbind", "rw"}, ""});
+    } else {
+      step = WithContext(dir.status(), absl::StrCat("compile cache ", Describe(*plan.cache)));
+    }
   }
-  for (PreparedDevice& d : record.devices) d.cdi_device_ids = {*cdi_id};
-  record.state = ClaimState::kPrepared;
-  NEURON_RETURN_IF_ERROR(Save());
+  absl::StatusOr<std::string> cdi_id =
+      step.ok() ? WriteCdiSpec(options_.cdi_dir, plan.edits) : absl::StatusOr<std::string>(step);
+  if (cdi_id.ok()) {
+    for (PreparedDevice& d : record.devices) d.cdi_device_ids = {*cdi_id};
+    record.state = ClaimState::kPrepared;
+    step = Save();
+  } else {
+    step = cdi_id.status();
+  }
+  if (!step.ok()) {
+    RollBack(claim.uid, plan.cache.has_value());
+    return WithContext(step, absl::StrCat("prepare ResourceClaim ", ClaimName(claim)));
+  }
   return record.devices;
+}
+
+// Undoes Commit's steps for the claim. A cache that cannot be released keeps its record (without
+// devices, so they are free for other claims): Unprepare or a later prepare retries.
+void NeuronPreparer::RollBack(const std::string& uid, bool release_cache) {
+  (void)RemoveCdiSpec(options_.cdi_dir, uid);
+  absl::Status released = absl::OkStatus();
+  if (release_cache) released = options_.cache_mounts->Release(uid);
+  if (released.ok()) {
+    checkpoint_.claims.erase(uid);
+  } else {
+    spdlog::warn("dra: compile cache of claim uid={} not released after a failed prepare: {}", uid,
+                 released.ToString());
+    PreparedClaim& record = checkpoint_.claims[uid];
+    record.state = ClaimState::kPreparing;
+    record.devices.clear();
+  }
+  (void)Save();
 }
 
 absl::Status NeuronPreparer::UnprepareOne(const ClaimRef& claim) {
   NEURON_RETURN_IF_ERROR(RemoveCdiSpec(options_.cdi_dir, claim.uid));
-  if (checkpoint_.claims.erase(claim.uid) == 0) return absl::OkStatus();
+  auto it = checkpoint_.claims.find(claim.uid);
+  if (it == checkpoint_.claims.end()) return absl::OkStatus();
+  if (const std::optional<PreparedCache>& cache = it->second.cache; cache) {
+    if (options_.cache_mounts == nullptr) {
+      // Refusing would keep the pod from ever finishing: the view is left for the admin.
+      spdlog::error(
+          "dra: claim uid={} had compile cache {} but compile caches are not enabled now; its "
+          "view on this node was not released",
+          claim.uid, Describe(*cache));
+    } else if (absl::Status s = options_.cache_mounts->Release(claim.uid); !s.ok()) {
+      return WithContext(s, absl::StrCat("release compile cache ", Describe(*cache)));
+    }
+  }
+  checkpoint_.claims.erase(it);
   return Save();
 }
 

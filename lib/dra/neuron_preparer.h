@@ -11,8 +11,15 @@
 // (the scheduler keeps them apart itself only with partitionable counters, resource_slice.h; the
 // later one waits here with an Unavailable error the kubelet retries). Its UltraServerConfig
 // adds the runtime's five variables (ultraserver_placement.h).
+// A NeuronConfig naming a compileCache (neuron_config.h) gets a host directory from CacheMounts
+// once the device checks pass (the cache recorded with "preparing" first), bind-mounted
+// read-write through the CDI spec. Without a CacheMounts such a claim fails with a message saying
+// compile caches are not enabled (and a recorded cache is only logged at unprepare, so that the
+// pod can finish).
 //   unprepare: remove the CDI spec (by claim UID, so also for claims a lost checkpoint forgot),
-//              drop the record. Unknown claims succeed: the kubelet must be able to finish.
+//              release the claim's compile cache, drop the record. Unknown claims succeed: the
+//              kubelet must be able to finish.
+// Any failure after the checks (cache, CDI file, checkpoint) undoes the claim's steps.
 // A crash between the steps leaves a "preparing" record and perhaps a CDI file; the kubelet's
 // retry of the same call repairs both. A checkpoint that cannot be read is moved aside (kept for
 // the admin, named in the log) and the driver starts empty: claims are re-prepared from the API.
@@ -27,6 +34,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+#include "lib/dra/cache_mounts.h"
 #include "lib/dra/checkpoint.h"
 #include "lib/dra/claim_allocation.h"
 #include "lib/dra/claim_preparer.h"
@@ -62,7 +70,11 @@ struct NeuronPreparerOptions {
   std::function<absl::StatusOr<NodeFacts>()> node_facts;
   // Finds the Node holding node id 0 of an UltraServer set (ultraserver_peers.h); may be empty.
   Rank0Lookup rank0_host;
+  // Compile caches for claims that name one; nullptr = not enabled. Not owned; outlives us.
+  CacheMounts* cache_mounts = nullptr;
 };
+
+struct ClaimPlan;  // what a claim gets, decided before any side effect (neuron_preparer.cc)
 
 class NeuronPreparer final : public ClaimPreparer {
  public:
@@ -82,6 +94,15 @@ class NeuronPreparer final : public ClaimPreparer {
 
   absl::StatusOr<std::vector<PreparedDevice>> PrepareOne(const ClaimRef& claim)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Reads the claim's allocation and configs and checks them against the node and the other
+  // claims: no side effect.
+  absl::StatusOr<ClaimPlan> Plan(const ClaimRef& claim, const nlohmann::json& object) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Records "preparing", mounts the cache, writes the CDI spec, records "prepared"; undoes all of
+  // it on a failure.
+  absl::StatusOr<std::vector<PreparedDevice>> Commit(const ClaimRef& claim, ClaimPlan& plan)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void RollBack(const std::string& uid, bool release_cache) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status UnprepareOne(const ClaimRef& claim) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Another prepared claim holding one of `devices` (whole device vs its cores included).
   absl::Status CheckNoOverlap(const std::string& uid, const ClaimAllocation& alloc) const

@@ -27,6 +27,7 @@ std::string CdiViolation(const json& spec) {
   static const std::set<std::string> kEdits = {"env", "deviceNodes", "mounts", "hooks"};
   static const std::set<std::string> kNode = {"path",     "hostPath",    "type", "major", "minor",
                                               "fileMode", "permissions", "uid",  "gid"};
+  static const std::set<std::string> kMount = {"hostPath", "containerPath", "type", "options"};
   static const std::regex kSemver(R"(\d+\.\d+\.\d+)");
   // vendor: a DNS-ish name starting with a letter; class: letters, digits, _-. inside.
   static const std::regex kKind(
@@ -57,6 +58,18 @@ std::string CdiViolation(const json& spec) {
     }
     for (const json& e : edits.value("env", json::array())) {
       if (!e.is_string() || !std::regex_match(e.get<std::string>(), kEnv)) return "bad env";
+    }
+    for (const json& m : edits.value("mounts", json::array())) {
+      for (const auto& [k, v] : m.items()) {
+        if (kMount.count(k) == 0) return "unknown mount field " + k;
+      }
+      if (!m.value("hostPath", json()).is_string() ||
+          !m.value("containerPath", json()).is_string()) {
+        return "mount without hostPath or containerPath";
+      }
+      for (const json& o : m.value("options", json::array())) {
+        if (!o.is_string()) return "mount option not a string";
+      }
     }
   }
   return "";
@@ -112,6 +125,30 @@ TEST_CASE("further variables (an UltraServer claim's) follow the Neuron ones in 
   CHECK(spec["devices"][0]["containerEdits"]["env"] ==
         json{"NEURON_RT_VISIBLE_CORES=0-3,6", "NEURON_LOGICAL_NC_CONFIG=1",
              "NEURON_RT_ULTRASERVER_MODE=1", "NEURON_GLOBAL_TOPOID0_HOST="});
+}
+
+TEST_CASE("a compile cache's directory is bind-mounted where the claim asked") {
+  ClaimDevices c = Claim();
+  c.mounts = {
+      {"/var/lib/neuron/cache/views/u1", "/var/tmp/neuron-compile-cache", {"rbind", "rw"}, ""}};
+  const json spec = *BuildCdiSpec(c);
+  CHECK(CdiViolation(spec) == "");
+  CHECK(spec["devices"][0]["containerEdits"]["mounts"] ==
+        json::parse(R"([{"hostPath": "/var/lib/neuron/cache/views/u1",
+                         "containerPath": "/var/tmp/neuron-compile-cache",
+                         "options": ["rbind", "rw"]}])"));
+  c.mounts[0].type = "bind";
+  CHECK(BuildCdiSpec(c)->at("devices")[0]["containerEdits"]["mounts"][0]["type"] == "bind");
+  CHECK_FALSE(BuildCdiSpec(Claim())->at("devices")[0]["containerEdits"].contains("mounts"));
+  for (const char* bad : {"", "relative/dir", "/tab\there", "/\xc3\xbc"}) {
+    INFO(bad);
+    c.mounts[0].host_path = bad;
+    CHECK(BuildCdiSpec(c).status().code() == absl::StatusCode::kInvalidArgument);
+    c.mounts[0].host_path = "/ok";
+    c.mounts[0].container_path = bad;
+    CHECK(BuildCdiSpec(c).status().code() == absl::StatusCode::kInvalidArgument);
+    c.mounts[0].container_path = "/ok";
+  }
 }
 
 TEST_CASE("claims that cannot become a valid spec are refused") {

@@ -33,9 +33,10 @@ Checkpoint Sample() {
        {{"neurons"},
         "ip-1-1-1-1.region.compute.internal",
         "neurondevice3",
-        {"neuron.aws.com/device=0b4d2c5e-6a1f-4e3b-9c7d-2f8e1a6b3c90"}}}};
+        {"neuron.aws.com/device=0b4d2c5e-6a1f-4e3b-9c7d-2f8e1a6b3c90"}}},
+      PreparedCache{"NeuronCache", "ml", "llama-70b", "/var/tmp/neuron-compile-cache"}};
   c.claims["7f1e2d3c-0000-4000-8000-000000000001"] = {
-      "default", "half", ClaimState::kPreparing, {}};
+      "default", "half", ClaimState::kPreparing, {}, {}};
   return c;
 }
 
@@ -56,6 +57,12 @@ TEST_CASE("a checkpoint reads back exactly as it was written") {
   CHECK(j["kind"] == "NeuronDraCheckpoint");
   CHECK(j["version"] == 1);
   CHECK(j["claims"]["7f1e2d3c-0000-4000-8000-000000000001"]["state"] == "preparing");
+  CHECK(j["claims"]["0b4d2c5e-6a1f-4e3b-9c7d-2f8e1a6b3c90"]["compileCache"] ==
+        nlohmann::json{{"kind", "NeuronCache"},
+                       {"namespace", "ml"},
+                       {"name", "llama-70b"},
+                       {"mountPath", "/var/tmp/neuron-compile-cache"}});
+  CHECK_FALSE(j["claims"]["7f1e2d3c-0000-4000-8000-000000000001"].contains("compileCache"));
 }
 
 TEST_CASE("a truncated checkpoint is refused at every length") {
@@ -103,6 +110,13 @@ TEST_CASE("well-formed JSON that is not our checkpoint is refused with a reason"
   d["claims"]["0b4d2c5e-6a1f-4e3b-9c7d-2f8e1a6b3c90"]["devices"][0]["cdiDeviceIds"] = {1};
   CHECK_THAT(std::string(ParseCheckpoint(sealed(d)).status().message()),
              Catch::Contains("cdiDeviceIds holds a non-string"));
+  d = good;
+  d["claims"]["0b4d2c5e-6a1f-4e3b-9c7d-2f8e1a6b3c90"]["compileCache"] = "llama-70b";
+  CHECK_THAT(std::string(ParseCheckpoint(sealed(d)).status().message()),
+             Catch::Contains("compileCache is not an object"));
+  d["claims"]["0b4d2c5e-6a1f-4e3b-9c7d-2f8e1a6b3c90"]["compileCache"] = {{"kind", "NeuronCache"}};
+  CHECK_THAT(std::string(ParseCheckpoint(sealed(d)).status().message()),
+             Catch::Contains("namespace is not a string"));
   d = good;
   d["claims"] = json::array();
   CHECK_FALSE(ParseCheckpoint(sealed(d)).ok());

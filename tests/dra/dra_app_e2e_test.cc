@@ -5,7 +5,9 @@
 // through the fake kubelet's NodePrepareResources with its CDI file, /readyz and /metrics; and on
 // an emulated trn2u.48xlarge UltraServer node (class attributes of "us-a:2"): the neuronnode
 // device with its set and network layer attributes, UltraServerConfig claims for sets of 4 and
-// 2 prepared with the runtime's variables (rank 0 found among the fake apiserver's Nodes).
+// 2 prepared with the runtime's variables (rank 0 found among the fake apiserver's Nodes); and
+// a claim naming a compile cache, prepared with the cache's directory mounted (a fake
+// CacheMounts passed through DraAppOptions).
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <filesystem>
@@ -15,6 +17,8 @@
 #include "lib/ultraserver/emulation.h"
 #include "nlohmann/json.hpp"
 #include "tests/dra/dra_app_env.h"
+#include "tests/dra/fake_cache_mounts.h"
+#include "tests/sysfs/temp_dir.h"
 #include "tests/testing/http_get.h"
 #include "tests/testing/subprocess.h"
 
@@ -127,6 +131,47 @@ TEST_CASE("a claim allocated in the API is prepared with its CDI spec and unprep
   REQUIRE(unprepared.ok());
   CHECK(unprepared->at(uid).empty());
   CHECK_FALSE(std::filesystem::exists(file));
+}
+
+TEST_CASE("a claim naming a compile cache gets devices and cache through one claim",
+          "[dra][app][e2e][cache]") {
+  sysfs::testing::TempDir cache_dir;
+  testing::FakeCacheMounts mounts(cache_dir.path());
+  testing::DraAppEnvOptions opts;
+  opts.cache_mounts = &mounts;
+  DraAppEnv env(opts);
+  REQUIRE(env.Start());
+  REQUIRE(env.kubelet().WaitForRegistrations(1, kStartup));
+  const json config = json::array({{{"source", "FromClaim"},
+                                    {"opaque",
+                                     {{"driver", "neuron.aws.com"},
+                                      {"parameters",
+                                       {{"apiVersion", "neuron.aws.com/v1"},
+                                        {"kind", "NeuronConfig"},
+                                        {"compileCache", {{"name", "llama"}}}}}}}}});
+  const std::string uid = env.CreateClaim("cached", "neurondevice1", config, "trainer");
+  REQUIRE_FALSE(uid.empty());
+
+  auto prepared =
+      env.kubelet().NodePrepareResources("neuron.aws.com", {{"default", "cached", uid}});
+  REQUIRE(prepared.ok());
+  REQUIRE(prepared->at(uid).error.empty());
+  const json spec = ReadJson(env.cdi_root() + "/" + CdiSpecFileName(uid));
+  const json& edits = spec["devices"][0]["containerEdits"];
+  CHECK(edits["deviceNodes"][0]["path"] == "/dev/neuron1");
+  CHECK(edits["mounts"] == json::array({{{"hostPath", mounts.ViewDir(uid)},
+                                         {"containerPath", "/var/tmp/neuron-compile-cache"},
+                                         {"options", {"rbind", "rw"}}}}));
+  REQUIRE(mounts.prepares().size() == 1);
+  CHECK(mounts.prepares()[0].cache_namespace == "default");
+  CHECK(mounts.prepares()[0].pods == std::vector<PodRef>{{"default", "trainer", "trainer-uid"}});
+
+  auto unprepared =
+      env.kubelet().NodeUnprepareResources("neuron.aws.com", {{"default", "cached", uid}});
+  REQUIRE(unprepared.ok());
+  CHECK(unprepared->at(uid).empty());
+  CHECK(mounts.releases() == std::vector<std::string>{uid});
+  CHECK_FALSE(mounts.HasView(uid));
 }
 
 json UltraServerClaimConfig(int nodes) {

@@ -67,6 +67,7 @@ bool DraAppEnv::Start() {
   o.partitionable = opts_.partitionable;
   o.metrics_listen = "127.0.0.1:0";
   o.resync = opts_.resync;
+  o.cache_mounts = opts_.cache_mounts;
   app_ = std::make_unique<DraApp>(std::move(o));
   runner_ = std::thread([this] { result_ = app_->Run(stop_); });
   return true;
@@ -113,7 +114,7 @@ bool DraAppEnv::WriteClassAttributes(const std::map<std::string, std::string>& f
 }
 
 std::string DraAppEnv::CreateClaim(const std::string& name, const std::string& device,
-                                   const json& config) {
+                                   const json& config, const std::string& pod) {
   const std::string path = "/apis/resource.k8s.io/v1/namespaces/default/resourceclaims/" + name;
   json claim = {
       {"apiVersion", "resource.k8s.io/v1"},
@@ -131,6 +132,10 @@ std::string DraAppEnv::CreateClaim(const std::string& name, const std::string& d
                                       {"pool", kNode},
                                       {"device", device}}})},
             {"config", config}}}}}}}};
+  if (!pod.empty()) {
+    claim["status"]["reservedFor"] = json::array(
+        {{{"resource", "pods"}, {"name", pod}, {"uid", pod + "-uid"}, {"apiGroup", ""}}});
+  }
   if (!fake_.Put(path, claim).ok()) return "";
   return fake_.Get(path)["metadata"]["uid"].get<std::string>();
 }

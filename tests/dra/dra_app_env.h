@@ -29,6 +29,7 @@ struct DraAppEnvOptions {
   absl::Duration healthy_after = absl::Milliseconds(300);
   absl::Duration resync = absl::Minutes(10);
   nlohmann::json node_labels = nlohmann::json::object();  // on the node's Node object
+  CacheMounts* cache_mounts = nullptr;                    // DraAppOptions::cache_mounts; not owned
 };
 
 class DraAppEnv {
@@ -50,9 +51,10 @@ class DraAppEnv {
   // e.g. an UltraServer identity (lib/ultraserver/emulation.h).
   bool WriteClassAttributes(const std::map<std::string, std::string>& files) const;
   // Stores an allocated ResourceClaim for `device` (e.g. "neurondevice0") with `config`
-  // (status.allocation.devices.config); its UID.
+  // (status.allocation.devices.config), reserved for pod `pod` when not empty; its UID.
   std::string CreateClaim(const std::string& name, const std::string& device,
-                          const nlohmann::json& config = nlohmann::json::array());
+                          const nlohmann::json& config = nlohmann::json::array(),
+                          const std::string& pod = "");
 
   std::string dir() const { return dir_; }
   std::string cdi_root() const { return dir_ + "/cdi"; }

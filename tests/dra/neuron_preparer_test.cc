@@ -176,7 +176,7 @@ TEST_CASE("a crash between the steps is repaired by the kubelet's retry", "[dra]
     // What a crash after "preparing" and a half-finished CDI step leaves.
     Checkpoint cp;
     cp.claims["u1"] = {
-        "ml", "claim-u1", ClaimState::kPreparing, {{{"neurons"}, kNode, "neurondevice4", {}}}};
+        "ml", "claim-u1", ClaimState::kPreparing, {{{"neurons"}, kNode, "neurondevice4", {}}}, {}};
     fs::create_directories(fs::path(env.checkpoint()).parent_path());
     REQUIRE(SaveCheckpoint(env.checkpoint(), cp).ok());
     fs::create_directories(env.cdi_dir());

@@ -4,8 +4,9 @@
 // or an InvalidArgument, never a crash. Accepted input is valid JSON (checked against nlohmann
 // where the two parsers agree: ASCII without \u escapes, which our lenient scanner and
 // nlohmann's strict one treat differently), is exactly one kind with values in range (LNC 1 or
-// 2, ultraserverMode 1, 2 or 4), parses back the same from its canonical form, and the two
-// parsers agree on NeuronConfigs.
+// 2, ultraserverMode 1, 2 or 4, a compileCache of one kind with an object name and an absolute
+// printable-ASCII mountPath without ".."), parses back the same from its canonical form, and the
+// two parsers agree on NeuronConfigs.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -36,7 +37,38 @@ std::string Canonical(const neuron::dra::OpaqueConfig& c) {
   if (c.neuron->logical_neuron_core) {
     out += ",\"logicalNeuronCore\":" + std::to_string(*c.neuron->logical_neuron_core);
   }
+  if (const auto& cache = c.neuron->compile_cache) {
+    // Checked printable ASCII (CheckCache), so dump() cannot throw.
+    const bool cluster = cache->kind == neuron::dra::kClusterNeuronCacheKind;
+    out += std::string(",\"compileCache\":{\"") + (cluster ? "clusterCache" : "name") +
+           "\":" + nlohmann::json(cache->name).dump() +
+           ",\"mountPath\":" + nlohmann::json(cache->mount_path).dump() + "}";
+  }
   return out + "}";
+}
+
+bool Printable(const std::string& s) {
+  for (char ch : s) {
+    if (ch < 0x20 || ch > 0x7e) {
+      return false;
+    }
+  }
+  return true;
+}
+
+void CheckCache(const neuron::dra::CompileCacheConfig& c) {
+  if (c.kind != neuron::dra::kNeuronCacheKind && c.kind != neuron::dra::kClusterNeuronCacheKind) {
+    std::abort();
+  }
+  if (c.name.empty() ||
+      c.name.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789-.") != std::string::npos) {
+    std::abort();
+  }
+  const std::string& p = c.mount_path;
+  if (p.empty() || p[0] != '/' || !Printable(p) || p.find_first_not_of('/') == std::string::npos ||
+      ("/" + p + "/").find("/../") != std::string::npos) {
+    std::abort();
+  }
 }
 
 void CheckValues(const neuron::dra::OpaqueConfig& c) {
@@ -47,6 +79,9 @@ void CheckValues(const neuron::dra::OpaqueConfig& c) {
     const std::optional<int> lnc = c.neuron->logical_neuron_core;
     if (lnc.has_value() && *lnc != 1 && *lnc != 2) {
       std::abort();
+    }
+    if (c.neuron->compile_cache) {
+      CheckCache(*c.neuron->compile_cache);
     }
   } else {
     const int mode = c.ultraserver->ultraserver_mode;

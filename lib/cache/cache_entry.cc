@@ -138,8 +138,9 @@ std::string CacheEntryToJson(const CacheEntry& entry) {
 absl::StatusOr<CacheEntry> CacheEntryFromJson(std::string_view text, std::string_view source) {
   NEURON_ASSIGN_OR_RETURN(json j, ParseObject(text, source));
   absl::StatusOr<CacheState> state = ParseCacheState(StringField(j, "state"));
-  if (!state.ok())
+  if (!state.ok()) {
     return absl::DataLossError(absl::StrCat(Sv(source), ": ", state.status().message()));
+  }
   CacheEntry entry;
   entry.image = StringField(j, "image");
   entry.digest = StringField(j, "digest");

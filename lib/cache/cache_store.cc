@@ -134,6 +134,11 @@ absl::Status CacheStore::CheckStagingPath(const std::string& staging_dir) const 
 absl::Status CacheStore::CommitStaging(const std::string& staging_dir, const ImageInfo& info) {
   NEURON_RETURN_IF_ERROR(ValidateDigest(info.digest));
   NEURON_RETURN_IF_ERROR(CheckStagingPath(staging_dir));
+  if (!absl::StartsWith(staging_dir.substr(Dir("staging/").size()),
+                        absl::StrCat(Sv(DigestHex(info.digest)), "."))) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(staging_dir, " was not made for image ", info.digest));
+  }
   if (HasImage(info.digest)) {
     DiscardStaging(staging_dir);
     return absl::OkStatus();

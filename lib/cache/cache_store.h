@@ -33,6 +33,8 @@ class CacheStore {
   explicit CacheStore(std::string root);
 
   // Creates the directories; removes staging/* and downloads/* left by a crash (logs each).
+  // Only the node controller (the one writer of images) calls it; the drivers only read images
+  // and write refs.
   absl::Status Init();
   const std::string& root() const { return root_; }
 

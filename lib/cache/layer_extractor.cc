@@ -187,13 +187,15 @@ absl::Status LayerExtraction::CheckEntry(archive_entry* e, const std::string& pa
   if (kind == Kind::kSymlink) {
     const char* target = archive_entry_symlink(e);
     if (target == nullptr) return Reject(path, "symlink without a target");
-    link_target = target;
-    return CheckSymlinkTarget(path, link_target);
+    NEURON_RETURN_IF_ERROR(CheckSymlinkTarget(path, target));
+    link_target = CanonicalSymlinkTarget(target);
+    return absl::OkStatus();
   }
   if (kind == Kind::kHardlink) {
     absl::StatusOr<std::string> target = NormalizeLayerPath(archive_entry_hardlink(e));
-    if (!target.ok())
+    if (!target.ok()) {
       return Reject(path, absl::StrCat("hardlink to an invalid path: ", target.status().message()));
+    }
     if (*target == ".") return Reject(path, "hardlink to the image root");
     link_target = *target;
     return CheckNoSymlinkParents(link_target);
@@ -216,6 +218,7 @@ absl::Status LayerExtraction::CheckEntry(archive_entry* e, const std::string& pa
 absl::Status LayerExtraction::WriteEntry(archive_entry* e, const std::string& path, Kind kind,
                                          const std::string& link_target) {
   archive_entry_set_pathname(e, path.c_str());
+  if (kind == Kind::kSymlink) archive_entry_set_symlink(e, link_target.c_str());
   if (kind == Kind::kHardlink) {
     archive_entry_set_hardlink(e, link_target.c_str());
     archive_entry_set_size(e, 0);  // a link never rewrites its target's data

@@ -77,6 +77,20 @@ absl::Status CheckSymlinkTarget(std::string_view link_path, std::string_view tar
   return absl::OkStatus();
 }
 
+std::string CanonicalSymlinkTarget(std::string_view target) {
+  std::vector<absl::string_view> parts;
+  for (absl::string_view part : absl::StrSplit(Sv(target), '/', absl::SkipEmpty())) {
+    if (part == ".") continue;
+    if (part == ".." && !parts.empty() && parts.back() != "..") {
+      parts.pop_back();
+    } else {
+      parts.push_back(part);
+    }
+  }
+  if (parts.empty()) return ".";
+  return absl::StrJoin(parts, "/");
+}
+
 absl::StatusOr<Whiteout> ClassifyWhiteout(std::string_view normalized) {
   const size_t slash = normalized.rfind('/');
   const std::string_view base =

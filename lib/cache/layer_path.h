@@ -26,6 +26,12 @@ std::string_view LayerParent(std::string_view normalized);
 // the root. InvalidArgument saying why otherwise.
 absl::Status CheckSymlinkTarget(std::string_view link_path, std::string_view target);
 
+// The target as written to disk: lexically normalised ("y/.." -> ".", "./a//b" -> "a/b"), so
+// ".." only leads it. A ".." after a name would be resolved by the kernel after following that
+// name, which may be a symlink itself: "d/x" -> "y/.." with "d/y" -> ".." leaves the root
+// although each link passes CheckSymlinkTarget. Call after CheckSymlinkTarget.
+std::string CanonicalSymlinkTarget(std::string_view target);
+
 // OCI whiteouts: ".wh.<name>" hides <name> of earlier layers; ".wh..wh..opq" hides everything
 // earlier layers put in its directory; other ".wh..wh." names are AUFS bookkeeping.
 enum class WhiteoutKind { kNone, kRemove, kOpaque, kAufsMeta };

@@ -91,6 +91,9 @@ TEST_CASE("CommitStaging makes a complete image appear at once", "[store]") {
   CHECK_FALSE(fs::exists(store.ImagePath(d) + "/other"));
   CHECK(store.ReadImageInfo(Digest('c')).status().code() == absl::StatusCode::kNotFound);
   CHECK(store.CommitStaging(tmp.path(), info).code() == absl::StatusCode::kInvalidArgument);
+  absl::StatusOr<std::string> other = store.NewStagingDir(Digest('f'));
+  REQUIRE(other.ok());
+  CHECK(store.CommitStaging(*other, info).code() == absl::StatusCode::kInvalidArgument);
 }
 
 TEST_CASE("an extracted compile cache goes from staging to a committed image", "[store]") {

@@ -98,6 +98,15 @@ TEST_CASE("symlinks that leave the root, or are written through, are rejected",
     f.ExpectRejected(f.Extract(), "entry \"l/f\": would be written through the symlink \"l\"");
     CHECK_FALSE(fs::exists(f.Dest() + "/d/f"));
   }
+  SECTION("chained symlinks stay inside") {
+    // Each link passes the lexical check; followed one after the other by the kernel, "d/x"
+    // would be d/y/.. = <root>/.. if its target were stored as written.
+    testing::WriteLayer(f.Layer(), {Dir("d"), Symlink("d/y", ".."), Symlink("d/x", "y/..")});
+    REQUIRE(f.Extract().ok());
+    CHECK(fs::read_symlink(f.Dest() + "/d/x") == ".");
+    const std::string resolved = fs::canonical(f.Dest() + "/d/x").string();
+    CHECK(absl::StartsWith(resolved, fs::canonical(f.Dest()).string()));
+  }
   SECTION("whiteout through a symlink") {
     testing::WriteLayer(f.Layer(),
                         {Dir("d"), File("d/keep", "k"), Symlink("l", "d"), File("l/.wh.keep", "")});

@@ -36,6 +36,13 @@ TEST_CASE("CheckSymlinkTarget resolves from the link's directory", "[layer_path]
   CHECK_FALSE(CheckSymlinkTarget("a/l", "").ok());
 }
 
+TEST_CASE("CanonicalSymlinkTarget leaves \"..\" only in front", "[layer_path]") {
+  CHECK(CanonicalSymlinkTarget("y/..") == ".");
+  CHECK(CanonicalSymlinkTarget("../../a/./b//c/../d") == "../../a/b/d");
+  CHECK(CanonicalSymlinkTarget("a/../../x") == "../x");
+  CHECK(CanonicalSymlinkTarget("tool") == "tool");
+}
+
 TEST_CASE("ClassifyWhiteout knows the OCI markers", "[layer_path]") {
   CHECK(ClassifyWhiteout("a/b")->kind == WhiteoutKind::kNone);
   auto rm = ClassifyWhiteout("a/.wh.b");

@@ -1,10 +1,12 @@
 // Fuzz target for lib/cache's layer handling. The first byte picks the input, the rest is an
 // entry name (NormalizeLayerPath, checked: the result is relative, free of "..", and a fixed
-// point), "link\ntarget" for CheckSymlinkTarget, compile_flags.txt text for ParseCompileTarget,
-// or a whole layer archive that ExtractLayer unpacks into a fresh temporary directory with small
-// limits (checked: nothing appears beside that directory).
+// point), "link\ntarget" for CheckSymlinkTarget and CanonicalSymlinkTarget (checked: ".." only
+// leads), compile_flags.txt text for ParseCompileTarget, or a whole layer archive that ExtractLayer
+// unpacks into a fresh temporary directory with small limits (checked: nothing appears beside that
+// directory).
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>
@@ -36,7 +38,21 @@ void CheckSymlink(std::string_view input) {
   const size_t nl = input.find('\n');
   if (nl == std::string_view::npos) return;
   auto link = neuron::cache::NormalizeLayerPath(input.substr(0, nl));
-  if (link.ok()) (void)neuron::cache::CheckSymlinkTarget(*link, input.substr(nl + 1));
+  if (!link.ok()) return;
+  const std::string_view target = input.substr(nl + 1);
+  if (!neuron::cache::CheckSymlinkTarget(*link, target).ok()) return;
+  // What is written to disk is relative and climbs only at its start.
+  const std::string canonical = neuron::cache::CanonicalSymlinkTarget(target);
+  if (canonical.empty() || canonical.front() == '/') std::abort();
+  bool named = false;
+  size_t start = 0;
+  while (start <= canonical.size()) {
+    const size_t end = std::min(canonical.find('/', start), canonical.size());
+    const std::string_view part(canonical.data() + start, end - start);
+    if (part.empty() || (part == ".." && named)) std::abort();
+    named = named || part != "..";
+    start = end + 1;
+  }
 }
 
 void Extract(std::string_view input) {

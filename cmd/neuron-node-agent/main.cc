@@ -4,6 +4,7 @@
 
 #include <cstdio>
 
+#include "absl/strings/str_split.h"
 #include "lib/agent/app.h"
 #include "lib/base/clock.h"
 #include "lib/base/env.h"
@@ -33,6 +34,8 @@ int main(int argc, char** argv) {
   bool log_json = false;
   int emulate_scramble = 0;
   std::string emulate_ultraserver;
+  std::string plain_http;
+  int cache_max_gib = 8;
 
   neuron::FlagSet flags(
       "neuron-node-agent",
@@ -82,6 +85,31 @@ int main(int argc, char** argv) {
                  "PCI driver link) are read.");
   flags.Duration("healthy-after", &opts.healthy_after,
                  "Quiet period after which an unhealthy device is healthy again.");
+  flags.String("cache-dir", &opts.cache.cache_dir,
+               "Compiled-model caches (NeuronCache, ClusterNeuronCache): the host directory where "
+               "this node keeps extracted cache images (e.g. /var/lib/neuron/cache). Empty = "
+               "caches off. Needs --node-name and API access.");
+  flags.Bool("csi", &opts.cache.csi,
+             "With --cache-dir: serve the CSI node driver cache.neuron.aws.com that mounts a cache "
+             "into pods (registered with the kubelet under --kubelet-dir).");
+  flags.String("kubelet-dir", &opts.cache.kubelet_dir,
+               "The kubelet's root directory (plugins/, plugins_registry/, pods/).");
+  flags.String("csi-host-plugins-dir", &opts.cache.host_plugins_dir,
+               "<kubelet-dir>/plugins as the kubelet sees it, when this container mounts it "
+               "elsewhere; empty = the same path.");
+  flags.String("operator-namespace", &opts.cache.operator_namespace,
+               "Where ClusterNeuronCache pull secrets live (the operator's namespace).",
+               "OPERATOR_NAMESPACE");
+  flags.String("cache-plain-http-registries", &plain_http,
+               "Comma-separated host:port registries pulled over plain http (tests, local "
+               "mirrors); all others use https.");
+  flags.String("cache-registry-ca", &opts.cache.registry_ca_file,
+               "A PEM bundle of extra CAs trusted for cache registries (beside the system's).");
+  flags.Int("cache-max-gib", &cache_max_gib,
+            "Largest cache image (extracted bytes, GiB) this node accepts; larger ones fail with "
+            "a clear status.");
+  flags.Duration("cache-stall-timeout", &opts.cache.stall_timeout,
+                 "A registry that sends no byte for this long fails the pull (retried later).");
   flags.String("log-level", &log_level, "trace, debug, info, warn, error, critical or off.");
   flags.Bool("log-json", &log_json, "Log one JSON object per line.");
   if (auto outcome = flags.Parse(argc, argv); outcome != neuron::FlagSet::kRun) {
@@ -100,6 +128,12 @@ int main(int argc, char** argv) {
     return 2;
   }
   opts.emulate_scramble = static_cast<uint64_t>(emulate_scramble);
+  if (cache_max_gib <= 0) {
+    std::fprintf(stderr, "neuron-node-agent: --cache-max-gib must be positive\n");
+    return 2;
+  }
+  opts.cache.max_bytes = static_cast<uint64_t>(cache_max_gib) << 30;
+  opts.cache.plain_http_registries = absl::StrSplit(plain_http, ',', absl::SkipEmpty());
   auto ultraserver =
       neuron::inventory::ParseEmulateUltraServerFlag(opts.emulate, emulate_ultraserver);
   if (!ultraserver.ok()) {

@@ -42,6 +42,7 @@ struct App::State {
   std::shared_ptr<prometheus::Registry> registry = std::make_shared<prometheus::Registry>();
   std::shared_ptr<InventoryCollector> collector;
   std::unique_ptr<NodeLabelPublisher> node_labels;  // null: UltraServer labels not published
+  std::unique_ptr<CacheSide> caches;                // null: compile caches off
   prometheus::Histogram* scrape_duration = nullptr;
   prometheus::Gauge* scan_duration = nullptr;
   prometheus::Counter* scans = nullptr;
@@ -122,6 +123,23 @@ struct App::State {
                                         options.label_check_interval};
     publisher.on_failure = [this] { node_patch_errors->Increment(); };
     node_labels = std::make_unique<NodeLabelPublisher>(std::move(client), std::move(publisher));
+  }
+
+  // Compile caches (cache_side.h), when --cache-dir is set: the node's chip comes from the
+  // first inventory.
+  absl::Status StartCaches() {
+    if (options.cache.cache_dir.empty()) return absl::OkStatus();
+    std::shared_ptr<k8s::RestClient> client = options.client;
+    if (client == nullptr) {
+      NEURON_ASSIGN_OR_RETURN(client, k8s::MakeClientIfConfigured(options.kubeconfig));
+    }
+    std::optional<topology::Family> family;
+    for (const auto& d : watcher->Current().devices) {
+      if (d.model) family = d.model->family;
+    }
+    NEURON_ASSIGN_OR_RETURN(caches, CacheSide::Start(options.cache, options.node_name, family,
+                                                     std::move(client), *registry));
+    return absl::OkStatus();
   }
 
   // The agent's own metrics, beside the inventory's.
@@ -266,6 +284,7 @@ absl::Status App::Start() {
   if (absl::Status st = s.Serve(); !st.ok()) return st;
   s.StartPollers();
   if (s.node_labels) s.node_labels->Start();  // patches once started: nothing on a failed start
+  if (absl::Status st = s.StartCaches(); !st.ok()) return st;
   s.ready = true;
   return absl::OkStatus();
 }
@@ -277,6 +296,7 @@ void App::Stop() {
   if (s.poller.joinable()) s.poller.join();
   if (s.health_poller.joinable()) s.health_poller.join();
   if (s.node_labels) s.node_labels->Stop();
+  if (s.caches) s.caches->Stop();
   s.http.Stop();
   if (s.owns_root) {
     std::error_code ec;

@@ -14,6 +14,7 @@
 #include "absl/status/status.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
+#include "lib/agent/cache_side.h"
 #include "lib/base/backoff.h"
 #include "lib/base/clock.h"
 #include "lib/k8s/rest_client.h"
@@ -45,6 +46,8 @@ struct AgentOptions {
   std::shared_ptr<k8s::RestClient> client;  // tests: used instead of kubeconfig when set
   BackoffPolicy label_backoff = {absl::Seconds(1), absl::Minutes(5), 2.0, 0.2};
   absl::Duration label_check_interval = absl::Minutes(10);  // read back and restore if changed
+  // Compiled-model caches (NeuronCache): off while cache.cache_dir is empty.
+  CacheSideOptions cache;
 };
 
 class App {

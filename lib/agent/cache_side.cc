@@ -64,10 +64,11 @@ absl::Status StartDriver(const CacheSideOptions& opts, const std::string& node_n
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<CacheSide>> CacheSide::Start(
-    const CacheSideOptions& opts, const std::string& node_name,
-    std::optional<topology::Family> family, std::shared_ptr<k8s::RestClient> client,
-    prometheus::Registry& registry) {
+absl::StatusOr<std::unique_ptr<CacheSide>> CacheSide::Start(const CacheSideOptions& opts,
+                                                            const std::string& node_name,
+                                                            std::optional<topology::Family> family,
+                                                            std::shared_ptr<k8s::RestClient> client,
+                                                            prometheus::Registry& registry) {
   if (client == nullptr) {
     return absl::FailedPreconditionError(
         "compile caches need API access (--kubeconfig or in-cluster); or set --cache-dir=\"\"");

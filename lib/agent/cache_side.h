@@ -35,10 +35,11 @@ class CacheSide {
  public:
   // Opens the store (cleaning what a crash left), starts the controller and, with csi, the CSI
   // driver. `family` is the node's chip (unset without devices: no compatibility check).
-  static absl::StatusOr<std::unique_ptr<CacheSide>> Start(
-      const CacheSideOptions& opts, const std::string& node_name,
-      std::optional<topology::Family> family, std::shared_ptr<k8s::RestClient> client,
-      prometheus::Registry& registry);
+  static absl::StatusOr<std::unique_ptr<CacheSide>> Start(const CacheSideOptions& opts,
+                                                          const std::string& node_name,
+                                                          std::optional<topology::Family> family,
+                                                          std::shared_ptr<k8s::RestClient> client,
+                                                          prometheus::Registry& registry);
   ~CacheSide();  // Stop()
   void Stop();
 

@@ -19,8 +19,8 @@ absl::StatusOr<cache::CacheKey> KeyFromAttributes(const std::map<std::string, st
   const std::string cluster = Get(ctx, cache::kVolumeAttrClusterCache);
   if (name.empty() == cluster.empty()) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "volumeAttributes must name exactly one of ", cache::kVolumeAttrCache, " (a NeuronCache in ",
-        "the pod's namespace) or ", cache::kVolumeAttrClusterCache));
+        "volumeAttributes must name exactly one of ", cache::kVolumeAttrCache,
+        " (a NeuronCache in ", "the pod's namespace) or ", cache::kVolumeAttrClusterCache));
   }
   cache::CacheKey key;
   if (!cluster.empty()) {
@@ -68,11 +68,11 @@ absl::StatusOr<std::string> CacheVolumes::Acquire(
                                             "nodeSelector leaves this node out"));
   }
   const cache::CacheEntry& e = **entry;
-  if (e.state != cache::CacheState::kExtracted || !store_.HasImage(e.digest)) {
+  if (e.state != cache::CacheState::kExtracted) {
     if (metrics_ != nullptr) metrics_->Mount(false);
     return absl::UnavailableError(absl::StrCat(Describe(*key), " is not ready on node ", node_name_,
-                                               ": ", cache::CacheStateName(e.state), " (",
-                                               e.reason, ")", e.message.empty() ? "" : ": ",
+                                               ": ", std::string(cache::CacheStateName(e.state)),
+                                               " (", e.reason, ")", e.message.empty() ? "" : ": ",
                                                e.message));
   }
   cache::RefInfo ref;
@@ -84,7 +84,15 @@ absl::StatusOr<std::string> CacheVolumes::Acquire(
   ref.pod_name = Get(context, "csi.storage.k8s.io/pod.name");
   ref.pod_uid = Get(context, "csi.storage.k8s.io/pod.uid");
   ref.since = absl::Now();
+  // The ref first, then the image check: garbage collection re-reads refs before it deletes
+  // (cache_store.h), so an image seen after AddRef stays.
   if (absl::Status s = store_.AddRef(ref); !s.ok()) return s;
+  if (!store_.HasImage(e.digest)) {
+    (void)store_.RemoveRef(volume_id);
+    if (metrics_ != nullptr) metrics_->Mount(false);
+    return absl::UnavailableError(
+        absl::StrCat(Describe(*key), " is being replaced on node ", node_name_, ": retry"));
+  }
   if (metrics_ != nullptr) metrics_->Mount(true);
   spdlog::info("compile cache volume={} pod={}/{} cache=\"{}\" digest={}", volume_id,
                ref.pod_namespace, ref.pod_name, Describe(*key), e.digest);

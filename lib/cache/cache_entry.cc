@@ -181,7 +181,8 @@ absl::StatusOr<ImageInfo> ImageInfoFromJson(std::string_view text, std::string_v
 std::string RefInfoToJson(const RefInfo& ref) {
   const json j = {
       {"digest", ref.digest},    {"user", ref.user},      {"podNamespace", ref.pod_namespace},
-      {"podName", ref.pod_name}, {"podUID", ref.pod_uid}, {"since", TimeText(ref.since)}};
+      {"podName", ref.pod_name}, {"podUID", ref.pod_uid}, {"since", TimeText(ref.since)},
+      {"cache", ref.cache}};
   return j.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
@@ -195,6 +196,7 @@ absl::StatusOr<RefInfo> RefInfoFromJson(std::string_view text, std::string_view 
   ref.pod_name = StringField(j, "podName");
   ref.pod_uid = StringField(j, "podUID");
   ref.since = TimeField(j, "since");
+  ref.cache = StringField(j, "cache");
   return ref;
 }
 

@@ -21,6 +21,18 @@ CacheKey KeyOf(const CacheSpec& s) {
   return key;
 }
 
+CacheEntry Entry(const CacheSpec& spec, const std::string& digest, CacheState state,
+                 std::string reason, std::string message) {
+  CacheEntry e;
+  e.image = spec.image;
+  e.digest = digest;
+  e.state = state;
+  e.reason = std::move(reason);
+  e.message = std::move(message);
+  e.generation = spec.generation;
+  return e;
+}
+
 }  // namespace
 
 NodeController::NodeController(std::shared_ptr<k8s::RestClient> client, CacheStore& store,
@@ -134,14 +146,13 @@ absl::Status NodeController::ReconcileOnce() {
     wanted.insert(key.ToString());
     const std::string digest = WantedDigest(spec);
     if (digest.empty()) {
-      SetEntry(key, {spec.image, "", CacheState::kPending, "WaitingForDigest",
-                     "the operator has not resolved the tag to a digest yet", spec.generation});
+      SetEntry(key, Entry(spec, "", CacheState::kPending, "WaitingForDigest",
+                          "the operator has not resolved the tag to a digest yet"));
     } else if (!spec.verify_digest.empty() && digest != spec.verify_digest) {
       SetEntry(key,
-               {spec.image, digest, CacheState::kFailed, "DigestMismatch",
-                absl::StrCat("image resolves to ", digest, ", spec.verify.digest pins ",
-                             spec.verify_digest),
-                spec.generation},
+               Entry(spec, digest, CacheState::kFailed, "DigestMismatch",
+                     absl::StrCat("image resolves to ", digest, ", spec.verify.digest pins ",
+                                  spec.verify_digest)),
                &spec);
     } else {
       keep.insert(digest);
@@ -185,17 +196,15 @@ void NodeController::Pull(const CacheSpec& spec, const CacheKey& key, const std:
                           const std::optional<CacheEntry>& current) {
   const bool serving_old = current && current->state == CacheState::kExtracted &&
                            current->digest != digest && store_.HasImage(current->digest);
-  CacheEntry pulling = serving_old ? *current
-                                   : CacheEntry{spec.image, digest, CacheState::kPulling,
-                                                "Pulling", "", spec.generation};
+  CacheEntry pulling =
+      serving_old ? *current : Entry(spec, digest, CacheState::kPulling, "Pulling", "");
   pulling.message = absl::StrCat("pulling ", digest);
   SetEntry(key, pulling);
   (void)Report();
   absl::StatusOr<ImageReference> ref = ParseImageReference(ImageWithDigest(spec, digest));
-  absl::StatusOr<PullResult> res =
-      ref.ok() ? PullImage(registry_, store_, *ref, Credentials(spec), opts_.pull,
-                           [this] { return Cancelled(); })
-               : absl::StatusOr<PullResult>(ref.status());
+  absl::StatusOr<PullResult> res = ref.ok() ? PullImage(registry_, store_, *ref, Credentials(spec),
+                                                        opts_.pull, [this] { return Cancelled(); })
+                                            : absl::StatusOr<PullResult>(ref.status());
   if (res.ok()) {
     if (metrics_ != nullptr && !res->already_present) {
       metrics_->Pulled(absl::ToDoubleSeconds(res->fetch_time),
@@ -203,10 +212,9 @@ void NodeController::Pull(const CacheSpec& spec, const CacheKey& key, const std:
                        res->info.bytes);
     }
     retries_.erase(key.ToString());
-    SetEntry(key, {spec.image, digest, CacheState::kExtracted, "Extracted",
-                   absl::StrCat(res->info.modules, " modules, ", res->info.files, " files, ",
-                                res->info.bytes, " bytes"),
-                   spec.generation});
+    SetEntry(key, Entry(spec, digest, CacheState::kExtracted, "Extracted",
+                        absl::StrCat(res->info.modules, " modules, ", res->info.files, " files, ",
+                                     res->info.bytes, " bytes")));
     return;
   }
   if (Cancelled()) return;  // the next start pulls again from scratch
@@ -219,9 +227,8 @@ void NodeController::Pull(const CacheSpec& spec, const CacheKey& key, const std:
                spec.Describe(), digest, failure.reason,
                r.permanent ? "no" : absl::FormatDuration(r.next - absl::Now()),
                std::string(res.status().message()));
-  CacheEntry failed = serving_old ? *current
-                                  : CacheEntry{spec.image, digest, failure.state, failure.reason,
-                                               "", spec.generation};
+  CacheEntry failed =
+      serving_old ? *current : Entry(spec, digest, failure.state, failure.reason, "");
   failed.message = serving_old ? absl::StrCat("update to ", digest, " failed (", failure.reason,
                                               "): ", res.status().message())
                                : std::string(res.status().message());

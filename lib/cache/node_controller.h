@@ -44,8 +44,8 @@ struct NodeControllerOptions {
 class NodeController {
  public:
   // `metrics` may be null. `store` must be Init()ed and outlive the controller.
-  NodeController(std::shared_ptr<k8s::RestClient> client, CacheStore& store,
-                 CacheMetrics* metrics, NodeControllerOptions opts);
+  NodeController(std::shared_ptr<k8s::RestClient> client, CacheStore& store, CacheMetrics* metrics,
+                 NodeControllerOptions opts);
   ~NodeController();
   NodeController(const NodeController&) = delete;
   NodeController& operator=(const NodeController&) = delete;

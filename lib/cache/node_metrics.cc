@@ -41,8 +41,9 @@ CacheMetrics::CacheMetrics(prometheus::Registry& registry) {
                    .Register(registry);
   auto& mounts = prometheus::BuildCounter()
                      .Name("neuron_cache_mounts_total")
-                     .Help("Cache mounts asked for by pods: result=hit (served from the node's "
-                           "extracted copy) or not_ready (refused; the kubelet retries).")
+                     .Help(
+                         "Cache mounts asked for by pods: result=hit (served from the node's "
+                         "extracted copy) or not_ready (refused; the kubelet retries).")
                      .Register(registry);
   hits_ = &mounts.Add({{"result", "hit"}});
   misses_ = &mounts.Add({{"result", "not_ready"}});

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "absl/strings/str_cat.h"
+#include "lib/cache/compile_cache.h"
 #include "lib/cache/node_controller.h"
 #include "spdlog/spdlog.h"
 
@@ -37,8 +38,8 @@ NodeCacheRecord RecordOf(const CacheKey& key, const CacheEntry& e) {
 
 void NodeController::SetEntry(const CacheKey& key, CacheEntry entry, const CacheSpec* event_for) {
   absl::StatusOr<std::optional<CacheEntry>> current = store_.ReadEntry(key);
-  const bool changed = !current.ok() || !current->has_value() ||
-                       (*current)->state != entry.state || (*current)->digest != entry.digest;
+  const bool changed = !current.ok() || !current->has_value() || (*current)->state != entry.state ||
+                       (*current)->digest != entry.digest;
   if (!changed && (*current)->message == entry.message && (*current)->reason == entry.reason) {
     return;
   }

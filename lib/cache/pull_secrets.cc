@@ -22,9 +22,9 @@ absl::StatusOr<std::vector<std::string>> DockerConfigsFromSecrets(
     }
     std::string decoded;
     if (encoded.empty() || !absl::Base64Unescape(encoded, &decoded)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "pull secret ", name, " holds no base64 .dockerconfigjson (type ",
-          StringMember(secret, "type", "unset"), ")"));
+      return absl::InvalidArgumentError(absl::StrCat("pull secret ", name,
+                                                     " holds no base64 .dockerconfigjson (type ",
+                                                     StringMember(secret, "type", "unset"), ")"));
     }
     // .dockercfg is the "auths" map itself.
     out.push_back(legacy ? absl::StrCat("{\"auths\":", decoded, "}") : decoded);

@@ -14,17 +14,15 @@ namespace neuron::cache {
 namespace {
 
 // Fetches and extracts every layer into `staging`, removing each blob once extracted.
-absl::Status FetchAndExtract(RegistryClient& registry, CacheStore& store,
-                             const ImageReference& ref, const Manifest& manifest,
-                             const CredentialLookup& creds, const PullOptions& opts,
-                             const std::function<bool()>& cancelled, const std::string& staging,
-                             PullResult& result, ExtractStats& stats) {
+absl::Status FetchAndExtract(RegistryClient& registry, CacheStore& store, const ImageReference& ref,
+                             const Manifest& manifest, const CredentialLookup& creds,
+                             const PullOptions& opts, const std::function<bool()>& cancelled,
+                             const std::string& staging, PullResult& result, ExtractStats& stats) {
   for (const Descriptor& layer : manifest.layers) {
     NEURON_ASSIGN_OR_RETURN(std::string blob, store.NewDownloadPath());
     const absl::Time t0 = absl::Now();
-    absl::Status fetched = registry.FetchBlob(ref, layer, creds, blob, [&](uint64_t) {
-      return !cancelled || !cancelled();
-    });
+    absl::Status fetched = registry.FetchBlob(ref, layer, creds, blob,
+                                              [&](uint64_t) { return !cancelled || !cancelled(); });
     result.fetch_time += absl::Now() - t0;
     if (!fetched.ok()) {
       std::error_code ec;
@@ -38,8 +36,8 @@ absl::Status FetchAndExtract(RegistryClient& registry, CacheStore& store,
     std::error_code ec;
     std::filesystem::remove(blob, ec);
     if (!extracted.ok()) {
-      return absl::Status(extracted.code(), absl::StrCat("layer ", layer.digest, ": ",
-                                                         extracted.message()));
+      return absl::Status(extracted.code(),
+                          absl::StrCat("layer ", layer.digest, ": ", extracted.message()));
     }
   }
   return absl::OkStatus();
@@ -83,8 +81,8 @@ absl::StatusOr<PullResult> PullImage(RegistryClient& registry, CacheStore& store
   result.fetch_time += absl::Now() - t0;
   NEURON_ASSIGN_OR_RETURN(std::string staging, store.NewStagingDir(ref.digest));
   ExtractStats stats;
-  absl::Status st = FetchAndExtract(registry, store, ref, resolved.manifest, creds, opts,
-                                    cancelled, staging, result, stats);
+  absl::Status st = FetchAndExtract(registry, store, ref, resolved.manifest, creds, opts, cancelled,
+                                    staging, result, stats);
   absl::StatusOr<ImageInfo> info =
       st.ok() ? Inspect(staging, ref.digest, stats, opts) : absl::StatusOr<ImageInfo>(st);
   if (info.ok()) st = store.CommitStaging(staging, *info);

@@ -45,31 +45,40 @@ absl::StatusOr<std::string> ClaimCacheMounts::Prepare(const dra::CacheMountReque
   const cache::CacheKey key = KeyOf(req);
   absl::StatusOr<std::optional<cache::CacheEntry>> entry = store_.ReadEntry(key);
   if (!entry.ok()) return entry.status();
-  const std::string what = req.kind == cache::kClusterNeuronCacheKind
-                               ? absl::StrCat("ClusterNeuronCache ", req.cache_name)
-                               : absl::StrCat("NeuronCache ", req.cache_namespace, "/",
-                                              req.cache_name);
+  const std::string what =
+      req.kind == cache::kClusterNeuronCacheKind
+          ? absl::StrCat("ClusterNeuronCache ", req.cache_name)
+          : absl::StrCat("NeuronCache ", req.cache_namespace, "/", req.cache_name);
   if (!entry->has_value()) {
     return absl::NotFoundError(absl::StrCat(what, " is not known on this node (no such cache, ",
                                             "being deleted, or its nodeSelector leaves it out)"));
   }
   const cache::CacheEntry& e = **entry;
-  if (e.state != cache::CacheState::kExtracted || !store_.HasImage(e.digest)) {
-    return absl::UnavailableError(absl::StrCat(what, " is not ready on this node: ",
-                                               cache::CacheStateName(e.state), " (", e.reason,
-                                               ") ", e.message));
+  if (e.state != cache::CacheState::kExtracted) {
+    return absl::UnavailableError(absl::StrCat(
+        what, " is not ready on this node: ", std::string(cache::CacheStateName(e.state)), " (",
+        e.reason, ") ", e.message));
   }
   for (const char* sub : {"/upper", "/work", "/view"}) {
     if (absl::Status s = MakeDirs(dir + sub); !s.ok()) return s;
   }
-  cache::RefInfo ref{req.claim_uid, e.digest, "dra", "", "", "", absl::Now()};
+  cache::RefInfo ref;
+  ref.id = req.claim_uid;
+  ref.digest = e.digest;
+  ref.user = "dra";
+  ref.since = absl::Now();
   ref.cache = key.ToString();
   if (!req.pods.empty()) {
     ref.pod_namespace = req.pods.front().namespace_;
     ref.pod_name = req.pods.front().name;
     ref.pod_uid = req.pods.front().uid;
   }
+  // The ref before the image check (garbage collection re-reads refs before deleting).
   if (absl::Status s = store_.AddRef(ref); !s.ok()) return s;
+  if (!store_.HasImage(e.digest)) {
+    (void)store_.RemoveRef(req.claim_uid);
+    return absl::UnavailableError(absl::StrCat(what, " is being replaced on this node: retry"));
+  }
   absl::Status mounted =
       mounter_.Mount(store_.ImagePath(e.digest), dir + "/upper", dir + "/work", view);
   if (!mounted.ok()) {

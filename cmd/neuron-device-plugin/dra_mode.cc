@@ -5,11 +5,18 @@
 
 #include <cstdio>
 
+#include "lib/cache/cache_store.h"
+#include "lib/csi/claim_cache_mounts.h"
+#include "lib/csi/mounter.h"
 #include "spdlog/spdlog.h"
 
 namespace neuron::cmd {
 
-void AddDraFlags(FlagSet& flags, dra::DraAppOptions& dra) {
+void AddDraFlags(FlagSet& flags, dra::DraAppOptions& dra, DraTextFlags& text) {
+  flags.String("cache-dir", &text.cache_dir,
+               "--api=dra: the node agent's --cache-dir (compiled-model caches). A claim whose "
+               "NeuronConfig names a compileCache gets a private writable view of it, "
+               "bind-mounted through CDI; empty = such claims fail with a clear message.");
   flags.String("kubelet-registrar-dir", &dra.plugin.registrar_dir,
                "--api=dra: the kubelet's plugin registration directory (we create "
                "neuron.aws.com-reg.sock there).",
@@ -33,7 +40,7 @@ void AddDraFlags(FlagSet& flags, dra::DraAppOptions& dra) {
              "the DRADeviceTaints feature gate); off = unhealthy devices leave the slice.");
 }
 
-int RunDra(const deviceplugin::AppOptions& common, dra::DraAppOptions dra,
+int RunDra(const deviceplugin::AppOptions& common, dra::DraAppOptions dra, const DraTextFlags& text,
            absl::Notification& stop) {
   if (dra.plugin.registrar_dir.empty() || dra.plugin.plugins_dir.empty()) {
     std::fprintf(stderr, "neuron-device-plugin: %s\n",
@@ -50,6 +57,18 @@ int RunDra(const deviceplugin::AppOptions& common, dra::DraAppOptions dra,
   dra.host.emulate_ultraserver = std::move(ultraserver);
   dra.kubeconfig = common.kubeconfig;
   dra.metrics_listen = common.metrics_listen;
+  // Compile caches: the agent fills the store; this process only reads it and mounts views.
+  std::unique_ptr<cache::CacheStore> store;
+  std::unique_ptr<csi::Mounter> mounter;
+  std::unique_ptr<csi::ClaimCacheMounts> caches;
+  if (!text.cache_dir.empty()) {
+    store = std::make_unique<cache::CacheStore>(text.cache_dir);
+    mounter = csi::DetectMounter(text.cache_dir + "/claims");
+    caches = std::make_unique<csi::ClaimCacheMounts>(*store, *mounter);
+    dra.cache_mounts = caches.get();
+    spdlog::info("compile caches for claims from dir={} mounter={}", text.cache_dir,
+                 mounter->name());
+  }
   dra::DraApp app(std::move(dra));
   if (absl::Status s = app.Run(stop); !s.ok()) {
     spdlog::critical("neuron-device-plugin: {}", s.ToString());

@@ -35,6 +35,7 @@ struct TextFlags {
   std::optional<neuron::ultraserver::EmulatedNode> ultraserver;  // parsed by ApplyFlags
   std::string log_level = "info";
   bool log_json = false;
+  neuron::cmd::DraTextFlags dra;
 };
 
 void DefineFlags(neuron::FlagSet& flags, neuron::deviceplugin::AppOptions& opts,
@@ -42,7 +43,7 @@ void DefineFlags(neuron::FlagSet& flags, neuron::deviceplugin::AppOptions& opts,
   flags.String("api", &f.api,
                "Kubelet API to serve: device-plugin (v1beta1 device plugin) or dra (kubelet "
                "plugin of the DRA driver neuron.aws.com; DRAPlugin v1 and v1beta1).");
-  neuron::cmd::AddDraFlags(flags, dra);
+  neuron::cmd::AddDraFlags(flags, dra, f.dra);
   flags.String("device-plugin-dir", &opts.plugin_dir,
                "Kubelet device-plugin directory (kubelet.sock and our endpoint sockets).");
   flags.String("host-root", &opts.host_root, "Where the host's / is mounted (sysfs and /dev).");
@@ -164,7 +165,7 @@ int main(int argc, char** argv) {
   neuron::WatchUnexpectedExit();
   if (text.api == "dra") {
     dra_opts.host.emulate_ultraserver = text.ultraserver;
-    return neuron::LoggedExit(neuron::cmd::RunDra(opts, std::move(dra_opts), stop));
+    return neuron::LoggedExit(neuron::cmd::RunDra(opts, std::move(dra_opts), text.dra, stop));
   }
   neuron::deviceplugin::App app(opts);
   if (absl::Status s = app.Run(stop); !s.ok()) {

@@ -78,12 +78,22 @@ void CacheController::Start() {
   nodes_->Start();
   caches_->Start();
   cluster_caches_->Start();
+  {
+    absl::MutexLock lock(&pending_mu_);
+    stopping_ = false;
+  }
+  debouncer_ = std::thread([this] { Debounce(); });
   for (int i = 0; i < opts_.workers; ++i) workers_.emplace_back([this] { Work(); });
 }
 
 void CacheController::Stop() {
   if (!started_) return;
   started_ = false;
+  {
+    absl::MutexLock lock(&pending_mu_);
+    stopping_ = true;
+  }
+  if (debouncer_.joinable()) debouncer_.join();
   queue_.ShutDown();
   for (std::thread& t : workers_) t.join();
   workers_.clear();
@@ -121,7 +131,19 @@ void CacheController::OnNodeReport(const k8s::ObjectPtr& obj, bool deleted) {
     records = std::move(report->caches);
   }
   // Reports of one cache from many nodes within the window make one pass.
-  for (const std::string& key : index_.Update(node, records)) queue_.AddAfter(key, opts_.debounce);
+  const std::vector<std::string> changed = index_.Update(node, records);
+  if (changed.empty()) return;
+  absl::MutexLock lock(&pending_mu_);
+  pending_.insert(changed.begin(), changed.end());
+}
+
+void CacheController::Debounce() {
+  auto stopping = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(pending_mu_) { return stopping_; };
+  absl::MutexLock lock(&pending_mu_);
+  while (!pending_mu_.AwaitWithTimeout(absl::Condition(&stopping), opts_.debounce)) {
+    for (const std::string& key : pending_) queue_.Add(key);
+    pending_.clear();
+  }
 }
 
 const k8s::Informer* CacheController::InformerFor(const std::string& kind) const {
@@ -173,8 +195,11 @@ absl::Status CacheController::Sync(const std::string& key) {
     return SyncDeleting(*spec, *obj, AggregateUsage(index_.Records(key), WantedDigest(*spec)));
   }
   const std::vector<std::string> fins = Finalizers(*obj);
+  std::string rv = StringAt(*obj, {"metadata", "resourceVersion"});
   if (std::find(fins.begin(), fins.end(), cache::kInUseFinalizer) == fins.end()) {
-    if (absl::Status s = SetFinalizer(*spec, *obj, true); !s.ok()) return s;
+    absl::StatusOr<json> held = SetFinalizer(*spec, *obj, true);
+    if (!held.ok()) return held.status();
+    rv = StringAt(*held, {"metadata", "resourceVersion"});  // the status write follows it
   }
   const std::optional<ResolveOutcome> resolved = MaybeResolve(key, *spec, current);
   const CacheUsage usage = AggregateUsage(index_.Records(key), NextResolvedDigest(*spec, resolved));
@@ -182,13 +207,25 @@ absl::Status CacheController::Sync(const std::string& key) {
   if (observer_.on_ready) {
     observer_.on_ready(key, k8s::IsConditionTrue(desired["conditions"], "Ready"));
   }
-  if (desired == current) return absl::OkStatus();
+  if (desired != current) {
+    if (absl::Status st = WriteStatus(*spec, rv, desired); !st.ok()) return st;
+  }
+  if (resolved.has_value()) {
+    absl::MutexLock lock(&mu_);
+    if (auto it = resolve_.find(key); it != resolve_.end()) it->second.unwritten.reset();
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CacheController::WriteStatus(const cache::CacheSpec& spec, const std::string& rv,
+                                          const json& status) {
   k8s::PatchOptions po;
   po.subresource = "status";
+  const json patch = {{"metadata", {{"resourceVersion", rv}}}, {"status", status}};
   return client_
-      .Patch(spec->kind == cache::kNeuronCacheKind ? cache::kNeuronCaches
-                                                   : cache::kClusterNeuronCaches,
-             spec->namespace_, spec->name, k8s::PatchType::kMerge, {{"status", desired}}, po)
+      .Patch(
+          spec.kind == cache::kNeuronCacheKind ? cache::kNeuronCaches : cache::kClusterNeuronCaches,
+          spec.namespace_, spec.name, k8s::PatchType::kMerge, patch, po)
       .status();
 }
 
@@ -198,22 +235,16 @@ absl::Status CacheController::SyncDeleting(const cache::CacheSpec& spec, const j
   if (std::find(fins.begin(), fins.end(), cache::kInUseFinalizer) == fins.end()) {
     return absl::OkStatus();
   }
-  if (usage.counts.pods_using == 0) return SetFinalizer(spec, obj, false);
+  if (usage.counts.pods_using == 0) return SetFinalizer(spec, obj, false).status();
   // Pods still mount it: say whom we wait for; their nodes' reports start the next pass.
   const json& current = MemberOrNull(obj, "status");
   const json desired = DesiredCacheStatus(spec, current, std::nullopt, usage, clock_.Now());
   if (desired == current) return absl::OkStatus();
-  k8s::PatchOptions po;
-  po.subresource = "status";
-  return client_
-      .Patch(
-          spec.kind == cache::kNeuronCacheKind ? cache::kNeuronCaches : cache::kClusterNeuronCaches,
-          spec.namespace_, spec.name, k8s::PatchType::kMerge, {{"status", desired}}, po)
-      .status();
+  return WriteStatus(spec, StringAt(obj, {"metadata", "resourceVersion"}), desired);
 }
 
-absl::Status CacheController::SetFinalizer(const cache::CacheSpec& spec, const json& obj,
-                                           bool held) {
+absl::StatusOr<json> CacheController::SetFinalizer(const cache::CacheSpec& spec, const json& obj,
+                                                   bool held) {
   std::vector<std::string> fins = Finalizers(obj);
   std::erase(fins, std::string(cache::kInUseFinalizer));
   if (held) fins.push_back(cache::kInUseFinalizer);
@@ -224,11 +255,9 @@ absl::Status CacheController::SetFinalizer(const cache::CacheSpec& spec, const j
                         {"resourceVersion", StringAt(obj, {"metadata", "resourceVersion"})}}}};
   spdlog::info("{} finalizer {} on {}", held ? "adding" : "removing", cache::kInUseFinalizer,
                spec.Describe());
-  return client_
-      .Patch(
-          spec.kind == cache::kNeuronCacheKind ? cache::kNeuronCaches : cache::kClusterNeuronCaches,
-          spec.namespace_, spec.name, k8s::PatchType::kMerge, patch)
-      .status();
+  return client_.Patch(
+      spec.kind == cache::kNeuronCacheKind ? cache::kNeuronCaches : cache::kClusterNeuronCaches,
+      spec.namespace_, spec.name, k8s::PatchType::kMerge, patch);
 }
 
 std::optional<ResolveOutcome> CacheController::MaybeResolve(const std::string& key,
@@ -241,9 +270,12 @@ std::optional<ResolveOutcome> CacheController::MaybeResolve(const std::string& k
     auto it = resolve_.find(key);
     const bool same = it != resolve_.end() && it->second.uid == spec.uid &&
                       it->second.generation == spec.generation && it->second.image == spec.image;
-    if (same && now < it->second.next) return std::nullopt;
+    if (same && now < it->second.next) return it->second.unwritten;
     if (!same) {
-      ResolveState st{spec.uid, spec.generation, spec.image};
+      ResolveState st;
+      st.uid = spec.uid;
+      st.generation = spec.generation;
+      st.image = spec.image;
       // After a restart: a fresh answer for this generation in the status is not asked again.
       absl::StatusOr<absl::Time> at = k8s::ParseTime(StringMember(status, "resolvedAt"));
       if (at.ok() && IntOf(Member(status, "observedGeneration")) == spec.generation &&
@@ -258,6 +290,7 @@ std::optional<ResolveOutcome> CacheController::MaybeResolve(const std::string& k
   ResolveOutcome out{resolver_->Resolve(spec), now};
   absl::MutexLock lock(&mu_);
   ResolveState& st = resolve_[key];
+  st.unwritten = out;
   if (out.digest.ok()) {
     st.failures = 0;
     st.next = now + opts_.resolve_interval;

@@ -13,6 +13,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -74,8 +75,14 @@ class CacheController {
     std::string image;
     absl::Time next = absl::InfinitePast();
     int failures = 0;
+    // The last answer until a status write carried it (a 409 must not lose it until the next
+    // resolve, minutes later).
+    std::optional<ResolveOutcome> unwritten;
   };
   void OnNodeReport(const k8s::ObjectPtr& obj, bool deleted);
+  // Every `debounce`, the caches node reports touched go to the queue at once. (Not AddAfter:
+  // a worker already waiting on the queue would not wake for a delayed item added later.)
+  void Debounce();
   void Work();
   void WaitForCaches() const;
   absl::Status Sync(const std::string& key);
@@ -85,7 +92,13 @@ class CacheController {
                                              const nlohmann::json& status);
   // When the next pass is due for the resolve schedule (nullopt: none needed).
   std::optional<absl::Duration> NextResolveIn(const std::string& key);
-  absl::Status SetFinalizer(const cache::CacheSpec& spec, const nlohmann::json& obj, bool held);
+  // Returns the object as stored after the patch.
+  absl::StatusOr<nlohmann::json> SetFinalizer(const cache::CacheSpec& spec,
+                                              const nlohmann::json& obj, bool held);
+  // Merge-patches status with resourceVersion `rv` as precondition: a pass that read a stale
+  // copy gets a 409 and runs again on the newer one, instead of writing old conditions back.
+  absl::Status WriteStatus(const cache::CacheSpec& spec, const std::string& rv,
+                           const nlohmann::json& status);
   const k8s::Informer* InformerFor(const std::string& kind) const;
 
   k8s::RestClient& client_;
@@ -98,6 +111,10 @@ class CacheController {
   std::unique_ptr<k8s::Informer> caches_, cluster_caches_, nodes_;
   absl::Mutex mu_;
   std::map<std::string, ResolveState> resolve_ ABSL_GUARDED_BY(mu_);
+  absl::Mutex pending_mu_;
+  std::set<std::string> pending_ ABSL_GUARDED_BY(pending_mu_);
+  bool stopping_ ABSL_GUARDED_BY(pending_mu_) = false;
+  std::thread debouncer_;
   std::vector<std::thread> workers_;
   std::atomic<int64_t> passes_{0};
   bool started_ = false;

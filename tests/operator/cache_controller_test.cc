@@ -94,6 +94,12 @@ struct Fixture {
   }
 
   json Cache(const std::string& name) { return cluster.server.Get(CachePath(name)); }
+  // status.<field>, or `def` while the cache or its status is not there.
+  json StatusField(const std::string& name, const char* field, json def = "") {
+    const json c = Cache(name);
+    if (!c.is_object() || !c.contains("status") || !c["status"].is_object()) return def;
+    return c["status"].value(field, def);
+  }
 
   // What a node's agent writes: its NeuronCacheNode with these records.
   void Report(const std::string& node, std::vector<cache::NodeCacheRecord> records) {
@@ -131,11 +137,25 @@ bool HasFinalizer(const json& obj) {
   return false;
 }
 
-std::string CondMessage(const json& obj, const std::string& type) {
+// The condition `type` of the object's status (null while there is none).
+json Cond(const json& obj, const std::string& type) {
+  if (!obj.is_object() || !obj.contains("status") || !obj["status"].is_object()) return nullptr;
   for (const json& c : obj["status"].value("conditions", json::array())) {
-    if (c["type"] == type) return c.value("message", "");
+    if (c["type"] == type) return c;
   }
-  return "";
+  return nullptr;
+}
+std::string CondMessage(const json& obj, const std::string& type) {
+  const json c = Cond(obj, type);
+  return c.is_null() ? "" : c.value("message", "");
+}
+std::string CondStatusOf(const json& obj, const std::string& type) {
+  const json c = Cond(obj, type);
+  return c.is_null() ? "" : c.value("status", "");
+}
+std::string CondReasonOf(const json& obj, const std::string& type) {
+  const json c = Cond(obj, type);
+  return c.is_null() ? "" : c.value("reason", "");
 }
 
 TEST_CASE("a cache gets the in-use finalizer and its tag resolved into status",
@@ -144,27 +164,25 @@ TEST_CASE("a cache gets the in-use finalizer and its tag resolved into status",
   f.resolver.Answer(kD1);
   f.Start(/*resolve_interval=*/absl::Milliseconds(300));
   f.CreateCache("llama", "registry.example.com/team/llama-cache:v1");
-  REQUIRE(
-      Eventually([&] { return f.Cache("llama")["status"].value("resolvedDigest", "") == kD1; }));
+  REQUIRE(Eventually([&] { return f.StatusField("llama", "resolvedDigest") == kD1; }));
   json c = f.Cache("llama");
   CHECK(HasFinalizer(c));
-  CHECK(CondStatus(c, "Resolved") == "True");
+  CHECK(CondStatusOf(c, "Resolved") == "True");
   CHECK(c["status"]["observedGeneration"] == c["metadata"]["generation"]);
   CHECK_FALSE(c["status"].value("resolvedAt", "").empty());
-  CHECK(CondStatus(c, "Verified").empty());  // nothing pinned
-  CHECK(CondStatus(c, "Ready") == "False");  // no node has it yet
-  CHECK(CondReason(c, "Ready") == "NoNodeExtracted");
+  CHECK(CondStatusOf(c, "Verified").empty());  // nothing pinned
+  CHECK(CondStatusOf(c, "Ready") == "False");  // no node has it yet
+  CHECK(CondReasonOf(c, "Ready") == "NoNodeExtracted");
 
   // The tag moves: the next resolve (every resolve_interval) writes the new digest.
   f.resolver.Answer(kD2);
-  REQUIRE(
-      Eventually([&] { return f.Cache("llama")["status"].value("resolvedDigest", "") == kD2; }));
+  REQUIRE(Eventually([&] { return f.StatusField("llama", "resolvedDigest") == kD2; }));
 
   // The registry fails: Resolved=False with its message, the digest nodes have stays.
   f.resolver.Answer("", absl::UnavailableError("registry.example.com: connection refused"));
-  REQUIRE(Eventually([&] { return CondStatus(f.Cache("llama"), "Resolved") == "False"; }));
+  REQUIRE(Eventually([&] { return CondStatusOf(f.Cache("llama"), "Resolved") == "False"; }));
   c = f.Cache("llama");
-  CHECK(CondReason(c, "Resolved") == "RegistryError");
+  CHECK(CondReasonOf(c, "Resolved") == "RegistryError");
   CHECK(absl::StrContains(CondMessage(c, "Resolved"), "connection refused"));
   CHECK(c["status"]["resolvedDigest"] == kD2);
 }
@@ -174,9 +192,8 @@ TEST_CASE("an image by digest needs no registry call", "[operator][cache]") {
   f.resolver.Answer(kD2);
   f.Start();
   f.CreateCache("pinned", "registry.example.com/team/llama-cache@" + kD1);
-  REQUIRE(
-      Eventually([&] { return f.Cache("pinned")["status"].value("resolvedDigest", "") == kD1; }));
-  CHECK(CondReason(f.Cache("pinned"), "Resolved") == "ImageByDigest");
+  REQUIRE(Eventually([&] { return f.StatusField("pinned", "resolvedDigest") == kD1; }));
+  CHECK(CondReasonOf(f.Cache("pinned"), "Resolved") == "ImageByDigest");
   CHECK(f.resolver.calls() == 0);
 }
 
@@ -185,9 +202,9 @@ TEST_CASE("a tag that moved away from spec.verify.digest is refused", "[operator
   f.resolver.Answer(kD2);
   f.Start();
   f.CreateCache("strict", "registry.example.com/team/llama-cache:v1", kD1);
-  REQUIRE(Eventually([&] { return CondStatus(f.Cache("strict"), "Verified") == "False"; }));
+  REQUIRE(Eventually([&] { return CondStatusOf(f.Cache("strict"), "Verified") == "False"; }));
   const json c = f.Cache("strict");
-  CHECK(CondReason(c, "Verified") == "DigestMismatch");
+  CHECK(CondReasonOf(c, "Verified") == "DigestMismatch");
   CHECK(absl::StrContains(CondMessage(c, "Verified"), kD1));
   CHECK(absl::StrContains(CondMessage(c, "Verified"), kD2));
   CHECK_FALSE(c["status"].contains("resolvedDigest"));  // nodes are not told to pull it
@@ -197,7 +214,7 @@ TEST_CASE("a tag that moved away from spec.verify.digest is refused", "[operator
   json spec_change = f.Cache("strict");
   spec_change["spec"]["nodeSelector"] = {{"a", "b"}};  // a spec change resolves at once
   REQUIRE(f.cluster.server.Put(CachePath("strict"), spec_change).ok());
-  REQUIRE(Eventually([&] { return CondStatus(f.Cache("strict"), "Verified") == "True"; }));
+  REQUIRE(Eventually([&] { return CondStatusOf(f.Cache("strict"), "Verified") == "True"; }));
   CHECK(f.Cache("strict")["status"]["resolvedDigest"] == kD1);
 }
 
@@ -207,15 +224,15 @@ TEST_CASE("node reports are summed into counts, failures, outdated pods and Read
   f.resolver.Answer(kD2);
   f.Start();
   f.CreateCache("llama", "registry.example.com/team/llama-cache:v1");
-  REQUIRE(
-      Eventually([&] { return f.Cache("llama")["status"].value("resolvedDigest", "") == kD2; }));
+  REQUIRE(Eventually([&] { return f.StatusField("llama", "resolvedDigest") == kD2; }));
   f.Report("node-a", {Record("llama", "Extracted",
                              {{kTeam, "train-0", "u0", kD2}, {kTeam, "train-1", "u1", kD1}})});
   f.Report("node-b", {Record("llama", "Pulling"), Record("other", "Extracted")});
   f.Report("node-c", {Record("llama", "Failed")});
   f.Report("node-d", {Record("llama", "Incompatible")});
-  REQUIRE(Eventually(
-      [&] { return f.Cache("llama")["status"]["counts"].value("nodesSelected", 0) == 4; }));
+  REQUIRE(Eventually([&] {
+    return f.StatusField("llama", "counts", json::object()).value("nodesSelected", 0) == 4;
+  }));
   json c = f.Cache("llama");
   CHECK(c["status"]["counts"] == json{{"nodesSelected", 4},
                                       {"nodesExtracted", 1},
@@ -227,20 +244,21 @@ TEST_CASE("node reports are summed into counts, failures, outdated pods and Read
   CHECK(c["status"]["failures"] ==
         json::array(
             {{{"node", "node-c"}, {"reason", "PullFailed"}, {"message", "registry said 401"}}}));
-  CHECK(CondStatus(c, "Ready") == "False");
-  CHECK(CondReason(c, "Ready") == "NodesFailed");
+  CHECK(CondStatusOf(c, "Ready") == "False");
+  CHECK(CondReasonOf(c, "Ready") == "NodesFailed");
 
   // The pulling and failed nodes finish: Ready, and the message says the counts.
   f.Report("node-b", {Record("llama", "Extracted")});
   f.Report("node-c", {Record("llama", "Extracted")});
-  REQUIRE(Eventually([&] { return CondStatus(f.Cache("llama"), "Ready") == "True"; }));
+  REQUIRE(Eventually([&] { return CondStatusOf(f.Cache("llama"), "Ready") == "True"; }));
   c = f.Cache("llama");
   CHECK(absl::StrContains(CondMessage(c, "Ready"), "3 of 4 nodes extracted"));
   CHECK(c["status"]["failures"] == json::array());
   // A node gone takes its records with it.
   REQUIRE(f.cluster.client->Delete(cache::kNeuronCacheNodes, "", "node-d").ok());
-  REQUIRE(Eventually(
-      [&] { return f.Cache("llama")["status"]["counts"].value("nodesSelected", 0) == 3; }));
+  REQUIRE(Eventually([&] {
+    return f.StatusField("llama", "counts", json::object()).value("nodesSelected", 0) == 3;
+  }));
 }
 
 TEST_CASE("a deleting cache keeps its finalizer while pods use it, and goes after",
@@ -251,13 +269,13 @@ TEST_CASE("a deleting cache keeps its finalizer while pods use it, and goes afte
   REQUIRE(Eventually([&] { return HasFinalizer(f.Cache("llama")); }));
   f.Report("node-a", {Record("llama", "Extracted", {{kTeam, "train-0", "u0", kD1}})});
   f.Report("node-b", {Record("llama", "Extracted", {{kTeam, "train-1", "u1", kD1}})});
-  REQUIRE(
-      Eventually([&] { return f.Cache("llama")["status"]["counts"].value("podsUsing", 0) == 2; }));
+  REQUIRE(Eventually(
+      [&] { return f.StatusField("llama", "counts", json::object()).value("podsUsing", 0) == 2; }));
 
   REQUIRE(f.cluster.client->Delete(cache::kNeuronCaches, kTeam, "llama").ok());
-  REQUIRE(Eventually([&] { return CondStatus(f.Cache("llama"), "Deleting") == "True"; }));
+  REQUIRE(Eventually([&] { return CondStatusOf(f.Cache("llama"), "Deleting") == "True"; }));
   const json c = f.Cache("llama");
-  CHECK(CondReason(c, "Deleting") == "PodsStillUsing");
+  CHECK(CondReasonOf(c, "Deleting") == "PodsStillUsing");
   CHECK(CondMessage(c, "Deleting") == "waiting for 2 pods: team/train-0, team/train-1");
   CHECK(HasFinalizer(c));
 
@@ -284,7 +302,7 @@ TEST_CASE("ClusterNeuronCaches get the same treatment", "[operator][cache]") {
   r.namespace_.clear();
   f.Report("node-a", {r});
   const std::string path = "/apis/k8s.aws/v1alpha1/clusterneuroncaches/shared";
-  REQUIRE(Eventually([&] { return CondStatus(f.cluster.server.Get(path), "Ready") == "True"; }));
+  REQUIRE(Eventually([&] { return CondStatusOf(f.cluster.server.Get(path), "Ready") == "True"; }));
   const json c = f.cluster.server.Get(path);
   CHECK(HasFinalizer(c));
   CHECK(c["status"]["resolvedDigest"] == kD1);

@@ -365,8 +365,10 @@ TEST_CASE("deletion goes from the device's users to the driver", "[operator][chi
   CHECK(pos(Component::kDra) < pos(Component::kDriver));
 }
 
-TEST_CASE("the node agent's account may get and patch nodes, and its token is mounted",
-          "[operator][children]") {
+TEST_CASE(
+    "the node agent's account may get and patch nodes (and, with caches, the cache API), "
+    "and its token is mounted",
+    "[operator][children]") {
   const DeviceConfig dc = Sample();
   const std::vector<Child> children = DesiredChildren(dc, {}, {});
   const json* ds = Find(children, "DaemonSet", "neuron-node-metrics");
@@ -379,8 +381,14 @@ TEST_CASE("the node agent's account may get and patch nodes, and its token is mo
   const std::string role_name = "aws-neuron-operator-neuron-node-metrics";
   const json* role = Find(children, "ClusterRole", role_name);
   REQUIRE(role != nullptr);
+  // Nodes first; with compiled-model caches (on by default) the cache API after
+  // (children_cache_test.cc).
+  CHECK(role->at("rules").front() ==
+        json{{"apiGroups", {""}}, {"resources", {"nodes"}}, {"verbs", {"get", "patch"}}});
+  DeviceConfig no_cache = dc;
+  no_cache.spec.compile_cache.enabled = false;
   CHECK(
-      role->at("rules") ==
+      Find(DesiredChildren(no_cache, {}, {}), "ClusterRole", role_name)->at("rules") ==
       json::array({{{"apiGroups", {""}}, {"resources", {"nodes"}}, {"verbs", {"get", "patch"}}}}));
   const json* binding = Find(children, "ClusterRoleBinding", role_name);
   REQUIRE(binding != nullptr);

@@ -93,7 +93,7 @@ uninstall: ## Delete every DeviceConfig (the operator cleans up), then the CRD
 deploy: ## Install the operator (image IMG; OVERLAY=eks|openshift|emulated, else deploy/operator)
 	@bash scripts/deploy.sh deploy
 
-undeploy: ## Delete the DeviceConfigs, then everything deploy applied
+undeploy: ## Delete the caches (waits up to CACHE_WAIT=120s while pods use them), the DeviceConfigs, then the rest
 	@bash scripts/deploy.sh undeploy
 
 bundle: manager ## OLM bundle in build/bundle (VERSION, IMG; CSV made from the kustomize output)

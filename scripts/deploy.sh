@@ -1,16 +1,18 @@
 #!/usr/bin/env bash
 # The operator's install manifests (kustomize) against the current kubectl context:
 #   scripts/deploy.sh render      print them (what `make deploy` applies)
-#   scripts/deploy.sh install     the DeviceConfig CRD only, waiting until it is established
-#   scripts/deploy.sh uninstall   every DeviceConfig (the operator cleans up after each), the CRD
-#   scripts/deploy.sh deploy      the CRD, then everything else
-#   scripts/deploy.sh undeploy    every DeviceConfig first, then everything deploy applied
+#   scripts/deploy.sh install     the CRDs only (DeviceConfig, the caches), waiting until established
+#   scripts/deploy.sh uninstall   every cache and DeviceConfig (the operator cleans up), the CRDs
+#   scripts/deploy.sh deploy      the CRDs, then everything else
+#   scripts/deploy.sh undeploy    every cache, then every DeviceConfig, then everything deploy
+#                                 applied
 # Environment: OVERLAY = eks | openshift | emulated | empty (the base, deploy/operator);
 #              IMG = the operator image (default: as the manifests say, neuron-operator:dev);
 #                    by tag, the sample DeviceConfig's device plugin, extender and node agent
 #                    images become <same registry>/neuron-<binary>:<same tag>;
 #              KUBECTL = the kubectl to run (default: kubectl);
-#              APPLY_FLAGS = extra `kubectl apply` flags (e.g. --server-side).
+#              APPLY_FLAGS = extra `kubectl apply` flags (e.g. --server-side);
+#              CACHE_WAIT = how long undeploy/uninstall wait for caches to go (default 120s).
 # Works with every kustomize from v2.0.3 (kubectl 1.20) on: the image is set by a kustomization
 # written on top of the chosen one, since `kubectl kustomize` cannot edit.
 set -euo pipefail
@@ -18,6 +20,8 @@ cd "$(dirname "$0")/.."
 KUBECTL=${KUBECTL:-kubectl}
 CRD=deploy/operator/crd-deviceconfigs.yaml
 CRD_NAME=deviceconfigs.k8s.aws
+CACHE_CRD=deploy/operator/crd-neuroncaches.yaml
+CACHE_CRD_NAMES="neuroncaches.k8s.aws clusterneuroncaches.k8s.aws neuroncachenodes.k8s.aws"
 
 base=deploy/operator
 if [ -n "${OVERLAY:-}" ]; then
@@ -90,7 +94,45 @@ apply() {
 
 install_crd() {
   apply "$CRD"
-  "$KUBECTL" wait --for condition=established --timeout=60s "crd/$CRD_NAME"
+  apply "$CACHE_CRD"
+  local name
+  for name in $CRD_NAME $CACHE_CRD_NAMES; do
+    "$KUBECTL" wait --for condition=established --timeout=60s "crd/$name"
+  done
+}
+
+# A NeuronCache or ClusterNeuronCache carries the operator's in-use finalizer while any pod on any
+# node mounts it; the operator drops it once none does. So caches go first, while the operator
+# still runs, and we wait (CACHE_WAIT, bounded) for them to be gone. If pods still use them then,
+# we stop here and say which caches and why, rather than remove the operator and leave caches
+# (and their CRDs) stuck behind a finalizer nobody will release.
+# wait_gone RESOURCE [FLAGS]: every object of RESOURCE gone within $cache_wait (kubectl wait
+# fails on "no matching resources", so an empty list counts as gone, before and after).
+wait_gone() {
+  local resource=$1
+  shift
+  none() { [ -z "$("$KUBECTL" get "$resource" "$@" -o name 2>/dev/null)" ]; }
+  none "$@" && return 0
+  "$KUBECTL" wait --for=delete "$resource" --all "$@" --timeout="$cache_wait" >/dev/null 2>&1 ||
+    none "$@"
+}
+
+delete_caches() {
+  "$KUBECTL" get crd neuroncaches.k8s.aws >/dev/null 2>&1 || return 0
+  cache_wait=${CACHE_WAIT:-120s}
+  "$KUBECTL" delete neuroncaches --all --all-namespaces --wait=false
+  "$KUBECTL" delete clusterneuroncaches --all --wait=false
+  echo "deploy: waiting up to $cache_wait for NeuronCaches and ClusterNeuronCaches to go (each once no" \
+    "pod uses it, when the operator releases its finalizer)"
+  if ! wait_gone neuroncaches --all-namespaces || ! wait_gone clusterneuroncaches; then
+    echo "deploy: caches still in use after $cache_wait (delete the pods that mount them, or raise" \
+      "CACHE_WAIT, then run again); nothing else was deleted:" >&2
+    "$KUBECTL" get neuroncaches --all-namespaces \
+      -o 'custom-columns=NAMESPACE:.metadata.namespace,NAME:.metadata.name,WAITING:.status.conditions[?(@.type=="Deleting")].message' >&2 || true
+    "$KUBECTL" get clusterneuroncaches \
+      -o 'custom-columns=NAME:.metadata.name,WAITING:.status.conditions[?(@.type=="Deleting")].message' >&2 || true
+    exit 1
+  fi
 }
 
 # Deleting a DeviceConfig makes the operator remove what it created (its finalizer holds the
@@ -144,7 +186,9 @@ case ${1:-} in
   render) render ;;
   install) install_crd ;;
   uninstall)
+    delete_caches
     delete_device_configs
+    "$KUBECTL" delete --ignore-not-found -f "$CACHE_CRD"
     "$KUBECTL" delete --ignore-not-found -f "$CRD"
     ;;
   deploy)
@@ -156,6 +200,7 @@ case ${1:-} in
     ;;
   undeploy)
     out=$(manifests)
+    delete_caches
     delete_device_configs
     # Where NFD is not installed (an emulated stack, undeployed without OVERLAY=emulated) no
     # NodeFeatureRule can exist, and kubectl fails on a kind it cannot map after deleting the

@@ -35,8 +35,10 @@ std::string ListenSpec(const std::string& addr) {
 struct App::State {
   std::shared_ptr<prometheus::Registry> registry = std::make_shared<prometheus::Registry>();
   OperatorMetrics op_metrics{*registry};
+  CacheMetrics cache_metrics{*registry};
   std::unique_ptr<k8s::EventRecorder> events;
   std::unique_ptr<Controller> controller;
+  std::unique_ptr<CacheController> caches;
   std::unique_ptr<k8s::LeaderElector> elector;
   std::thread elector_thread;
   absl::Notification lost;
@@ -62,6 +64,7 @@ bool App::ready() const {
 int App::health_port() const { return s_ && s_->health ? s_->health->port() : -1; }
 int App::metrics_port() const { return s_ && s_->metrics ? s_->metrics->port() : -1; }
 Controller* App::controller() { return s_ ? s_->controller.get() : nullptr; }
+CacheController* App::cache_controller() { return s_ ? s_->caches.get() : nullptr; }
 
 // Long on purpose: start-up in dependency order (client, leader lease, servers, controller),
 // each step a few lines that read best in sequence.
@@ -80,6 +83,14 @@ absl::Status App::Start() {
              const absl::StatusOr<ReconcileResult>& result) {
         s_->op_metrics.ObservePass(key, took, result, s_->controller->QueueDepth());
       });
+  if (opts_.caches) {
+    CacheObserver observer{[this](const std::string& key, std::optional<bool> ready) {
+                             s_->cache_metrics.SetReady(key, ready);
+                           },
+                           [this](const std::string&) { s_->cache_metrics.CountResolveFailure(); }};
+    s.caches = std::make_unique<CacheController>(*client_, opts_.digest_resolver.get(),
+                                                 opts_.cache_controller, std::move(observer));
+  }
 
   httpserver::ServerOptions hopts;
   hopts.threads = 2;
@@ -99,8 +110,10 @@ absl::Status App::Start() {
   auto lead = [this] {
     s_->leading = true;
     s_->op_metrics.SetLeader(true);
-    spdlog::info("leading: starting the DeviceConfig controller");
+    spdlog::info("leading: starting the DeviceConfig controller{}",
+                 s_->caches ? " and the cache controller" : "");
     s_->controller->Start();
+    if (s_->caches) s_->caches->Start();
   };
   if (!opts_.leader_elect) {
     lead();
@@ -137,6 +150,7 @@ absl::Status App::Start() {
 
 void App::Stop() {
   if (!s_) return;
+  if (s_->caches) s_->caches->Stop();
   if (s_->controller) s_->controller->Stop();  // finish the passes in flight first
   if (s_->elector) s_->elector->Stop();        // then release the lease
   if (s_->elector_thread.joinable()) s_->elector_thread.join();

@@ -1,8 +1,9 @@
 // File: lib/operator/app.h
 // The operator process: health (/healthz, /readyz) and metrics (reconcile count, duration,
-// errors, queue depth) servers, optional Lease leader election, and the Controller while
-// leading. Losing the lease ends Run() with an error (the pod restarts and campaigns again,
-// as client-go operators do), so two replicas never reconcile at once.
+// errors, queue depth; caches) servers, optional Lease leader election, and the Controller while
+// leading, with the compiled-model cache controller beside it. Losing the lease ends Run() with an
+// error (the pod restarts and campaigns again, as client-go operators do), so two replicas never
+// reconcile at once.
 #pragma once
 
 #include <memory>
@@ -12,6 +13,7 @@
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
 #include "lib/k8s/rest_client.h"
+#include "lib/operator/cache_controller.h"
 #include "lib/operator/controller.h"
 
 namespace neuron::op {
@@ -28,6 +30,12 @@ struct AppOptions {
   std::string health_addr = ":8081";
   std::string metrics_addr = ":8080";
   ControllerOptions controller;
+  // Compiled-model caches (NeuronCache, ClusterNeuronCache): their controller runs beside the
+  // DeviceConfig controller while leading. The resolver turns tags into digests (null: only
+  // images by digest are served).
+  bool caches = true;
+  CacheControllerOptions cache_controller;
+  std::shared_ptr<DigestResolver> digest_resolver;
 };
 
 class App {
@@ -46,6 +54,7 @@ class App {
   int health_port() const;
   int metrics_port() const;
   Controller* controller();
+  CacheController* cache_controller();
 
  private:
   struct State;

@@ -233,6 +233,7 @@ std::vector<k8s::ResourceRef> ChildKinds(const ClusterApis& apis) {
   if (apis.service_monitor) kinds.push_back(internal::kServiceMonitors);
   if (!apis.nfd_group.empty()) kinds.push_back(internal::NodeFeatureRules(apis.nfd_group));
   if (apis.DraServed()) kinds.push_back(internal::DeviceClasses(apis.dra_version));
+  kinds.push_back(internal::kCsiDrivers);  // storage.k8s.io/v1 is served from Kubernetes 1.18
   return kinds;
 }
 
@@ -252,6 +253,7 @@ std::vector<Child> DesiredChildren(const DeviceConfig& dc, const ClusterApis& ap
   // kube-scheduler's DRA allocator places DRA pods; the second scheduler and the extender stay
   // for device-plugin nodes.
   if (dc.RunsDevicePlugin()) internal::AddScheduler(dc, apis, settings, out);
+  internal::AddCsiDriver(dc, out);  // before the agent that serves it
   internal::AddMetrics(dc, apis, settings, out);
   return out;
 }

@@ -26,6 +26,7 @@ inline const k8s::ResourceRef kClusterRoleBindings{"rbac.authorization.k8s.io", 
 inline const k8s::ResourceRef kModules{"kmm.sigs.x-k8s.io", "v1beta1", "modules", true};
 inline const k8s::ResourceRef kServiceMonitors{"monitoring.coreos.com", "v1", "servicemonitors",
                                                true};
+inline const k8s::ResourceRef kCsiDrivers{"storage.k8s.io", "v1", "csidrivers", false};
 k8s::ResourceRef NodeFeatureRules(const std::string& nfd_group);
 // resource.k8s.io/<version> deviceclasses (the version discovery found: ClusterApis).
 k8s::ResourceRef DeviceClasses(const std::string& version);
@@ -99,6 +100,12 @@ void AddNfdRule(const DeviceConfig& dc, const ClusterApis& apis, std::vector<Chi
 void AddDra(const DeviceConfig& dc, const ClusterApis& apis, std::vector<Child>& out);
 // Ours (allocation dra or mixed): its account, ClusterRole and DaemonSet; and the DeviceClasses.
 void AddDraDriver(const DeviceConfig& dc, const ClusterApis& apis, std::vector<Child>& out);
+// spec.compileCache (children_cache.cc): the CSIDriver; the node agent's rules over the cache
+// API; its flags, privilege, mounts and grace period on the agent's pod spec (one container).
+// Each does nothing when compileCache is disabled (the rules are the caller's to leave out).
+void AddCsiDriver(const DeviceConfig& dc, std::vector<Child>& out);
+json CacheAgentRules();
+void AddCacheToAgent(const DeviceConfig& dc, const OperatorSettings& s, json& pod);
 void AddDeviceClasses(const DeviceConfig& dc, const ClusterApis& apis, std::vector<Child>& out);
 
 }  // namespace neuron::op::internal

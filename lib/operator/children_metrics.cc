@@ -16,11 +16,14 @@ constexpr char kFeaturesDir[] = "/etc/kubernetes/node-feature-discovery/features
 
 // The agent's account: it merge-patches AWS's UltraServer labels on its own Node
 // (lib/agent/node_label_publisher.h), so it needs nodes get and patch (RBAC cannot narrow that
-// to the pod's own node); nothing else.
+// to the pod's own node); with compiled-model caches, the cache API too.
 void AddAgentAccount(const DeviceConfig& dc, const std::string& sa, std::vector<Child>& out) {
   out.push_back(ServiceAccount(dc, sa, Component::kMetrics));
-  const json rules =
+  json rules =
       json::array({{{"apiGroups", {""}}, {"resources", {"nodes"}}, {"verbs", {"get", "patch"}}}});
+  if (dc.spec.compile_cache.enabled) {
+    for (const json& r : CacheAgentRules()) rules.push_back(r);
+  }
   AddClusterRole(dc, ClusterName(dc, "node-metrics"), rules, sa, Component::kMetrics, out);
 }
 
@@ -49,7 +52,8 @@ void AddMetrics(const DeviceConfig& dc, const ClusterApis& apis, const OperatorS
       {"resources",
        {{"requests", {{"cpu", "10m"}, {"memory", "32Mi"}}}, {"limits", {{"memory", "64Mi"}}}}},
       // Reads sysfs and writes NFD's feature file: no privilege, no writable root (the seed's
-      // neuron-monitor ran privileged as root).
+      // neuron-monitor ran privileged as root). Compiled-model caches make it privileged
+      // (children_cache.cc).
       {"securityContext",
        {{"readOnlyRootFilesystem", true},
         {"allowPrivilegeEscalation", false},
@@ -69,6 +73,7 @@ void AddMetrics(const DeviceConfig& dc, const ClusterApis& apis, const OperatorS
               {"tolerations", std::move(tolerations)},
               {"containers", json::array({std::move(container)})},
               {"volumes", std::move(volumes)}};
+  AddCacheToAgent(dc, s, pod);
   PlaceOnNeuronNodes(dc, pod);
   out.push_back({k8s::resources::kDaemonSets, DaemonSet(dc, name, Component::kMetrics, pod),
                  Component::kMetrics});

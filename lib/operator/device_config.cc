@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "lib/base/json_access.h"
 #include "lib/k8s/k8s_time.h"
+#include "lib/operator/device_config_cache.h"
 #include "lib/operator/device_config_dra.h"
 #include "lib/operator/device_config_emulation.h"
 #include "lib/operator/device_config_syntax.h"
@@ -123,6 +124,7 @@ void ReadSpec(const json& spec, DeviceConfigSpec& s, std::vector<FieldError>& pr
                                                         "\": use kmm or preinstalled")});
   }
   internal::ReadEmulation(spec, s, problems);  // after driverMode: emulation loads no driver
+  internal::ReadCompileCache(spec, s, problems);
 
   if (const json& v = MemberOrNull(spec, "useInTreeDrivers"); v.is_boolean()) {
     s.use_in_tree_drivers = v.get<bool>();
@@ -243,6 +245,7 @@ std::vector<FieldError> ValidateDeviceConfig(const DeviceConfig& dc) {
 
   internal::CheckAllocation(s, errors);
   internal::CheckEmulation(s, errors);
+  internal::CheckCompileCache(s, errors);
 
   if (!IsLabelValue(s.driver_version)) {
     errors.push_back({"spec.driverVersion",

@@ -66,6 +66,14 @@ struct Emulation {
   int lnc = 0;                // 0 = the family's default; 1 or 2 on trn2/trn3
 };
 
+// spec.compileCache: compiled-model caches (NeuronCache / ClusterNeuronCache, lib/cache). On by
+// default: the node agent serves the CSI driver cache.neuron.aws.com and extracts caches under
+// host_path; off leaves out the CSIDriver and the agent's cache flags, mounts and privilege.
+struct CompileCache {
+  bool enabled = true;
+  std::string host_path = "/var/lib/neuron/cache";
+};
+
 struct DeviceConfigSpec {
   DriverMode driver_mode = DriverMode::kKmm;
   std::string drivers_image;
@@ -88,6 +96,7 @@ struct DeviceConfigSpec {
   bool use_in_tree_drivers = false;  // upstream field; accepted, has no effect (see README)
   UpgradePolicy upgrade;
   std::optional<Emulation> emulation;  // set: the stack runs emulated
+  CompileCache compile_cache;
 };
 
 // One problem with a spec: the JSON path of the field ("spec.selector") and what is wrong.

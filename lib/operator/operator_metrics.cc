@@ -99,4 +99,30 @@ void OperatorMetrics::DropRollout(const std::string& key) {
   upgrade_seconds_.Remove(&upgrade_seconds_.Add({{"deviceconfig", key}}));
 }
 
+CacheMetrics::CacheMetrics(prometheus::Registry& registry)
+    : caches_(prometheus::BuildGauge()
+                  .Name("neuron_operator_caches")
+                  .Help("NeuronCaches and ClusterNeuronCaches, by their Ready condition.")
+                  .Register(registry)),
+      ready_true_(caches_.Add({{"ready", "true"}})),
+      ready_false_(caches_.Add({{"ready", "false"}})),
+      resolve_failures_(prometheus::BuildCounter()
+                            .Name("neuron_operator_cache_resolve_failures_total")
+                            .Help("Times resolving a cache's image tag to a digest failed.")
+                            .Register(registry)
+                            .Add({})) {}
+
+void CacheMetrics::SetReady(const std::string& key, std::optional<bool> ready) {
+  absl::MutexLock lock(&mu_);
+  if (ready.has_value()) {
+    ready_[key] = *ready;
+  } else {
+    ready_.erase(key);
+  }
+  int64_t yes = 0;
+  for (const auto& [k, r] : ready_) yes += r ? 1 : 0;
+  ready_true_.Set(static_cast<double>(yes));
+  ready_false_.Set(static_cast<double>(static_cast<int64_t>(ready_.size()) - yes));
+}
+
 }  // namespace neuron::op

@@ -1,12 +1,15 @@
 // File: lib/operator/operator_metrics.h
 // The operator's Prometheus metrics: reconcile passes (count, errors, duration), work queue
-// depth, leadership, and where each DeviceConfig's driver rollout stands.
+// depth, leadership, and where each DeviceConfig's driver rollout stands; compiled-model caches
+// by Ready state and failed digest resolutions.
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "lib/operator/reconciler.h"
 #include "prometheus/counter.h"
@@ -40,6 +43,25 @@ class OperatorMetrics {
   prometheus::Family<prometheus::Gauge>& upgrade_seconds_;
   prometheus::Family<prometheus::Counter>& drain_pods_;
   prometheus::Family<prometheus::Histogram>& drain_seconds_;
+};
+
+// Compiled-model caches (cache_controller.h): how many caches are Ready and not, and how often
+// resolving a tag failed. Thread-safe (the cache controller's workers call it).
+class CacheMetrics {
+ public:
+  explicit CacheMetrics(prometheus::Registry& registry);
+
+  // A cache's Ready condition after a pass; nullopt when the cache is gone.
+  void SetReady(const std::string& key, std::optional<bool> ready);
+  void CountResolveFailure() { resolve_failures_.Increment(); }
+
+ private:
+  absl::Mutex mu_;
+  std::map<std::string, bool> ready_ ABSL_GUARDED_BY(mu_);
+  prometheus::Family<prometheus::Gauge>& caches_;
+  prometheus::Gauge& ready_true_;
+  prometheus::Gauge& ready_false_;
+  prometheus::Counter& resolve_failures_;
 };
 
 }  // namespace neuron::op

@@ -109,7 +109,11 @@ void CheckCommon(const std::vector<json>& objs) {
         for (const char* field : {"apiGroups", "resources", "verbs"}) {
           for (const json& v : rule.value(field, json::array())) CHECK(v != "*");
         }
-        for (const json& r : rule.value("resources", json::array())) CHECK(r != "secrets");
+        // Secrets: only `get` (the operator creates the node agent's role, which reads cache
+        // pull secrets by name); never list or watch, which would read them all.
+        for (const json& r : rule.value("resources", json::array())) {
+          if (r == "secrets") CHECK(rule["verbs"] == json::array({"get"}));
+        }
       }
     }
     if (kind == "ClusterRoleBinding" || kind == "RoleBinding") {
@@ -195,6 +199,9 @@ TEST_CASE("base: namespace, CRD, operator with its RBAC, NFD rule, sample Device
   CHECK(Keys(objs) == std::set<std::string>{
                           "Namespace/aws-neuron-operator",
                           "CustomResourceDefinition/deviceconfigs.k8s.aws",
+                          "CustomResourceDefinition/neuroncaches.k8s.aws",
+                          "CustomResourceDefinition/clusterneuroncaches.k8s.aws",
+                          "CustomResourceDefinition/neuroncachenodes.k8s.aws",
                           "ServiceAccount/neuron-operator",
                           "ClusterRole/neuron-operator",
                           "ClusterRoleBinding/neuron-operator",

@@ -2,8 +2,8 @@
 # make install / deploy / undeploy / uninstall (scripts/deploy.sh) with the real kubectl against
 # the fake kube-apiserver: the refusal without NFD (at once on NotFound; after bounded retries
 # when kubectl gets no answer), deploying through discovery churn, the image override, each
-# overlay's objects landing (the emulated one without NFD), DeviceConfigs deleted before the
-# rest, nothing left behind.
+# overlay's objects landing (the emulated one without NFD), caches deleted first (and undeploy
+# stopping while one is held), DeviceConfigs before the rest, nothing left behind.
 #   tests/integration/deploy_script_test.sh SOURCE_DIR BIN_DIR
 set -euo pipefail
 src=$1
@@ -159,10 +159,36 @@ expect "eks: ...and the node agent's" \
   registry.example/neuron/neuron-node-agent:1.2.3
 expect "no kustomize deprecation noise" "$(grep -c 'deprecated' "$work/out.log" || true)" 0
 
-# undeploy: DeviceConfigs go before the operator, then everything.
+# undeploy: caches first, held while in use. The fake runs no operator, so a finalizer set
+# here stands for "pods still use it": undeploy waits (bounded), says so and deletes nothing else.
+expect "deploy: cache CRDs" "$(get crd neuroncaches.k8s.aws)" neuroncaches.k8s.aws
+kubectl apply $validate -f "$src/deploy/caches/clusterneuroncache.yaml" > /dev/null
+kubectl apply $validate -f - > /dev/null <<'EOY'
+apiVersion: k8s.aws/v1alpha1
+kind: NeuronCache
+metadata: {name: held, namespace: aws-neuron-operator, finalizers: [k8s.aws/neuroncache-in-use]}
+spec: {image: registry.example.com/ml/cache:v1}
+EOY
+rc=0
+CACHE_WAIT=2s OVERLAY=eks deploy undeploy || rc=$?
+expect "undeploy: a cache in use stops it" "$rc" 1
+expect "...saying why" "$(grep -c 'caches still in use after 2s' "$work/out.log" || true)" 1
+expect "...the unheld cache gone" "$(get clusterneuroncache shared-bert)" ""
+expect "...the operator still there" "$(get deployment -n aws-neuron-operator neuron-operator)" \
+  neuron-operator
+expect "...the DeviceConfig too" "$(get deviceconfig -n aws-neuron-operator neuron)" neuron
+# The pods went (the operator would drop its finalizer): undeploy goes through.
+kubectl patch neuroncache -n aws-neuron-operator held --type=merge \
+  -p '{"metadata":{"finalizers":null}}' > /dev/null
+kubectl apply $validate -f "$src/deploy/caches/clusterneuroncache.yaml" > /dev/null
 OVERLAY=eks deploy undeploy
 first_deleted=$(grep -m1 'deleted' "$work/out.log" || true)
-expect "undeploy deletes the DeviceConfig first" "${first_deleted%% *}" 'deviceconfig.k8s.aws'
+expect "undeploy deletes the caches first" "${first_deleted%% *}" \
+  'clusterneuroncache.k8s.aws'
+deleted_dc=$(grep -n 'deviceconfig.k8s.aws' "$work/out.log" | head -1 | cut -d: -f1)
+deleted_cache=$(grep -n 'clusterneuroncache.k8s.aws' "$work/out.log" | head -1 | cut -d: -f1)
+expect "...then the DeviceConfig" "$([ "${deleted_cache:-99}" -lt "${deleted_dc:-0}" ] && echo yes)" yes
+expect "undeploy: cache CRDs gone" "$(get crd neuroncaches.k8s.aws)" ""
 expect "undeploy: operator gone" "$(get deployment -n aws-neuron-operator neuron-operator)" ""
 expect "undeploy: CRD gone" "$(get crd deviceconfigs.k8s.aws)" ""
 

@@ -56,8 +56,9 @@ json WithoutVolume(const json& volumes, const char* name) {
 
 // The pod fields deploy/ sets besides containers, volumes and placement.
 void CheckPodFields(const json& ours, const json& theirs) {
-  for (const char* f : {"priorityClassName", "securityContext", "tolerations",
-                        "automountServiceAccountToken", "hostNetwork"}) {
+  for (const char* f :
+       {"priorityClassName", "securityContext", "tolerations", "automountServiceAccountToken",
+        "hostNetwork", "terminationGracePeriodSeconds"}) {
     CAPTURE(f);
     CHECK(ours.value(f, json()) == theirs.value(f, json()));
   }
@@ -184,6 +185,13 @@ TEST_CASE("node agent matches deploy/node-agent", "[operator][children][deploy]"
   svc["ports"][0].erase("protocol");
   svc["selector"]["app.kubernetes.io/name"] = "neuron-node-agent";
   CHECK(svc == FindDoc(deploy, "Service", "neuron-node-agent")->at("spec"));
+  // Compiled-model caches: the same CSIDriver and the same grants.
+  const json* csi = Find(ours_all, "CSIDriver", "cache.neuron.aws.com");
+  const json* their_csi = FindDoc(deploy, "CSIDriver", "cache.neuron.aws.com");
+  REQUIRE((csi && their_csi));
+  CHECK(csi->at("spec") == their_csi->at("spec"));
+  CHECK(Find(ours_all, "ClusterRole", "aws-neuron-operator-neuron-node-metrics")->at("rules") ==
+        FindDoc(deploy, "ClusterRole", "neuron-node-agent")->at("rules"));
 }
 
 }  // namespace

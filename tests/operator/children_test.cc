@@ -95,8 +95,9 @@ TEST_CASE("every child set holds together", "[operator][children]") {
         // namespace so two DeviceConfigs of one name cannot collide.
         CHECK_FALSE(meta.contains("ownerReferences"));
         CHECK_FALSE(meta.contains("namespace"));
-        // DeviceClasses excepted: AWS's templates name neuron.aws.com.
-        if (kind != "DeviceClass") {
+        // DeviceClasses excepted: AWS's templates name neuron.aws.com; and the CSIDriver, named
+        // after the driver the kubelet looks up.
+        if (kind != "DeviceClass" && kind != "CSIDriver") {
           CHECK(Name(c.object).rfind(v.dc.ns + "-" + v.dc.name + "-", 0) == 0);
         }
       }
@@ -126,7 +127,13 @@ TEST_CASE("every child set holds together", "[operator][children]") {
         if (kind == "DaemonSet") CHECK((pod.contains("nodeSelector") || pod.contains("affinity")));
         for (const json& ctr : pod["containers"]) {
           CHECK_FALSE(ctr.value("image", std::string()).empty());
-          CHECK_FALSE(ctr.value("securityContext", json::object()).value("privileged", false));
+          // Only the node agent serving compiled-model caches mounts (children_cache.cc).
+          const bool may_be_privileged =
+              c.object["metadata"]["name"] == v.dc.name + "-node-metrics" &&
+              v.dc.spec.compile_cache.enabled;
+          if (!may_be_privileged) {
+            CHECK_FALSE(ctr.value("securityContext", json::object()).value("privileged", false));
+          }
         }
       }
       if (kind == "Module") {
@@ -358,8 +365,10 @@ TEST_CASE("deletion goes from the device's users to the driver", "[operator][chi
   CHECK(pos(Component::kDra) < pos(Component::kDriver));
 }
 
-TEST_CASE("the node agent's account may get and patch nodes, and its token is mounted",
-          "[operator][children]") {
+TEST_CASE(
+    "the node agent's account may get and patch nodes (and, with caches, the cache API), "
+    "and its token is mounted",
+    "[operator][children]") {
   const DeviceConfig dc = Sample();
   const std::vector<Child> children = DesiredChildren(dc, {}, {});
   const json* ds = Find(children, "DaemonSet", "neuron-node-metrics");
@@ -372,8 +381,14 @@ TEST_CASE("the node agent's account may get and patch nodes, and its token is mo
   const std::string role_name = "aws-neuron-operator-neuron-node-metrics";
   const json* role = Find(children, "ClusterRole", role_name);
   REQUIRE(role != nullptr);
+  // Nodes first; with compiled-model caches (on by default) the cache API after
+  // (children_cache_test.cc).
+  CHECK(role->at("rules").front() ==
+        json{{"apiGroups", {""}}, {"resources", {"nodes"}}, {"verbs", {"get", "patch"}}});
+  DeviceConfig no_cache = dc;
+  no_cache.spec.compile_cache.enabled = false;
   CHECK(
-      role->at("rules") ==
+      Find(DesiredChildren(no_cache, {}, {}), "ClusterRole", role_name)->at("rules") ==
       json::array({{{"apiGroups", {""}}, {"resources", {"nodes"}}, {"verbs", {"get", "patch"}}}}));
   const json* binding = Find(children, "ClusterRoleBinding", role_name);
   REQUIRE(binding != nullptr);

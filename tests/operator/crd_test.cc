@@ -119,12 +119,15 @@ TEST_CASE("the schema holds every spec field the operator reads, with the seed's
   // A field the operator reads but the schema lacks would be pruned by the API server.
   std::set<std::string> declared;
   for (const auto& [k, v] : props.items()) declared.insert(k);
-  CHECK(declared == std::set<std::string>{"driverMode", "useInTreeDrivers", "driversImage",
-                                          "driverVersion", "devicePluginImage",
-                                          "customSchedulerImage", "schedulerExtensionImage",
-                                          "draDriverImage", "nodeMetricsImage", "nodeAgentImage",
-                                          "imageRepoSecret", "selector", "upgradePolicy",
-                                          "allocation", "dra", "kubeletRootDir", "emulation"});
+  CHECK(declared ==
+        std::set<std::string>{"driverMode", "useInTreeDrivers", "driversImage", "driverVersion",
+                              "devicePluginImage", "customSchedulerImage",
+                              "schedulerExtensionImage", "draDriverImage", "nodeMetricsImage",
+                              "nodeAgentImage", "imageRepoSecret", "selector", "upgradePolicy",
+                              "allocation", "dra", "kubeletRootDir", "emulation", "compileCache"});
+  CHECK(props["compileCache"]["properties"]["enabled"]["type"] == "boolean");
+  CHECK(props["compileCache"]["properties"]["enabled"]["default"] == true);
+  CHECK(props["compileCache"]["properties"]["hostPath"]["default"] == "/var/lib/neuron/cache");
   CHECK(props["emulation"]["required"] == json{"instanceType"});
   CHECK(props["emulation"]["properties"]["instanceType"]["type"] == "string");
   CHECK(props["emulation"]["properties"]["lnc"]["type"] == "integer");

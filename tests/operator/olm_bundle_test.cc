@@ -7,6 +7,7 @@
 // channel, bundle and install objects point at each other.
 #include "lib/operator/olm_bundle.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <map>
@@ -96,10 +97,18 @@ TEST_CASE("the bundle follows registry+v1 and installs what make deploy does", "
   CHECK(FindKind(objects, "NodeFeatureRule") == nullptr);  // the operator makes its own
   CHECK(FindKind(objects, "Namespace") == nullptr);
 
-  // The CRD is deploy's, as is.
-  const json* crd = FindKind(objects, "CustomResourceDefinition");
-  REQUIRE(crd != nullptr);
-  CHECK(*crd == Yaml(ReadFile("deploy/operator/crd-deviceconfigs.yaml"))[0]);
+  // The CRDs are deploy's, as they are: DeviceConfig and the three cache CRDs.
+  std::vector<json> crds;
+  for (const json& o : objects) {
+    if (o["kind"] == "CustomResourceDefinition") crds.push_back(o);
+  }
+  std::vector<json> deploy_crds = Yaml(ReadFile("deploy/operator/crd-neuroncaches.yaml"));
+  deploy_crds.push_back(Yaml(ReadFile("deploy/operator/crd-deviceconfigs.yaml"))[0]);
+  REQUIRE(crds.size() == deploy_crds.size());
+  for (const json& want : deploy_crds) {
+    CAPTURE(want["metadata"]["name"]);
+    CHECK(std::count(crds.begin(), crds.end(), want) == 1);
+  }
 
   // Annotations, and the same pairs as the bundle image's labels.
   const json annotations = Yaml(by_path.at("metadata/annotations.yaml"))[0]["annotations"];
@@ -131,17 +140,23 @@ TEST_CASE("the bundle follows registry+v1 and installs what make deploy does", "
   CHECK(modes == std::set<std::string>{"OwnNamespace", "SingleNamespace", "MultiNamespace",
                                        "AllNamespaces"});
 
-  // Owned: every served version of the CRD.
+  // Owned: every served version of every CRD, with its kind.
   std::set<std::string> owned, served;
   for (const json& o : (*csv)["spec"]["customresourcedefinitions"]["owned"]) {
-    CHECK(o["name"] == (*crd)["metadata"]["name"]);
-    CHECK(o["kind"] == kKind);
-    owned.insert(o["version"]);
+    owned.insert(o["name"].get<std::string>() + "/" + o["version"].get<std::string>() + "/" +
+                 o["kind"].get<std::string>());
   }
-  for (const json& v : (*crd)["spec"]["versions"]) {
-    if (v["served"] == true) served.insert(v["name"]);
+  for (const json& crd : crds) {
+    for (const json& v : crd["spec"]["versions"]) {
+      if (v["served"] == true) {
+        served.insert(crd["metadata"]["name"].get<std::string>() + "/" +
+                      v["name"].get<std::string>() + "/" +
+                      crd["spec"]["names"]["kind"].get<std::string>());
+      }
+    }
   }
   CHECK(owned == served);
+  CHECK(owned.count(std::string("deviceconfigs.k8s.aws/v1beta1/") + kKind) == 1);
 
   // Install strategy: the kustomize Deployment with the chosen image, and its ClusterRole.
   const json& install = (*csv)["spec"]["install"];

@@ -1,6 +1,7 @@
 // File: tests/operator/operator_metrics_test.cc
 // The operator's metrics as Prometheus scrapes them: pass counters and the driver rollout
-// gauges, which follow each pass and vanish with the rollout; promtool accepts the text.
+// gauges, which follow each pass and vanish with the rollout; caches by Ready state; promtool
+// accepts the text.
 #include "lib/operator/operator_metrics.h"
 
 #include <memory>
@@ -75,6 +76,26 @@ TEST_CASE("leadership is a 0/1 gauge", "[operator][metrics]") {
   CHECK(s.Has("neuron_operator_leader 1"));
   s.metrics.SetLeader(false);
   CHECK(s.Has("neuron_operator_leader 0"));
+}
+
+TEST_CASE("caches by Ready state, and failed resolves", "[operator][metrics][cache]") {
+  auto registry = std::make_shared<prometheus::Registry>();
+  CacheMetrics m(*registry);
+  auto has = [&](const std::string& line) {
+    return metrics::Expose({registry}).find("\n" + line + "\n") != std::string::npos;
+  };
+  m.SetReady("NeuronCache/team/a", true);
+  m.SetReady("NeuronCache/team/b", false);
+  m.SetReady("ClusterNeuronCache/c", true);
+  CHECK(has("neuron_operator_caches{ready=\"true\"} 2"));
+  CHECK(has("neuron_operator_caches{ready=\"false\"} 1"));
+  m.SetReady("NeuronCache/team/b", true);            // a cache counts once, in its latest state
+  m.SetReady("ClusterNeuronCache/c", std::nullopt);  // deleted
+  CHECK(has("neuron_operator_caches{ready=\"true\"} 2"));
+  CHECK(has("neuron_operator_caches{ready=\"false\"} 0"));
+  m.CountResolveFailure();
+  CHECK(has("neuron_operator_cache_resolve_failures_total 1"));
+  CHECK(testing::PromtoolCheck(metrics::Expose({registry})).ok());
 }
 
 }  // namespace

@@ -84,6 +84,8 @@ Registry::Registry() {
                         "ClusterRole", false, {}));
   types_.push_back(Make("rbac.authorization.k8s.io", "v1", "clusterrolebindings",
                         "clusterrolebinding", "ClusterRoleBinding", false, {}));
+  // CSIDriver objects are stored and served; Simplification: no kubelet reads them.
+  types_.push_back(Make("storage.k8s.io", "v1", "csidrivers", "csidriver", "CSIDriver", false, {}));
   types_.push_back(Make("apiextensions.k8s.io", "v1", "customresourcedefinitions",
                         "customresourcedefinition", "CustomResourceDefinition", false,
                         {"crd", "crds"}, true));

@@ -11,6 +11,7 @@
 #include "cmd/neuron-operator/bundle_command.h"
 #include "cmd/neuron-operator/render_command.h"
 #include "lib/base/fatal_signals.h"
+#include "absl/strings/str_split.h"
 #include "lib/base/flags.h"
 #include "lib/base/logging.h"
 #include "lib/base/process_init.h"
@@ -45,6 +46,7 @@ int main(int argc, char** argv) {
   neuron::op::AppOptions opts;
   std::string log_level = "info";
   bool log_json = false;
+  std::string plain_http;
   neuron::FlagSet flags(
       "neuron-operator",
       "Reconciles DeviceConfig (k8s.aws) objects into the AWS Neuron stack and reports status.\n"
@@ -63,6 +65,11 @@ int main(int argc, char** argv) {
   flags.Int("workers", &opts.controller.workers, "Concurrent reconcile passes.");
   flags.Duration("resync", &opts.controller.resync,
                  "Re-run every DeviceConfig's pass this often even without events.");
+  flags.String("cache-plain-http-registries", &plain_http,
+               "Comma-separated host:port registries that NeuronCache tags are resolved against "
+               "over plain http (tests, local mirrors); all others use https.");
+  flags.String("cache-registry-ca", &opts.registry.ca_file,
+               "A PEM bundle of extra CAs trusted for cache registries (beside the system's).");
   flags.String("log-level", &log_level, "trace, debug, info, warn, error, critical or off.");
   flags.Bool("log-json", &log_json, "Log one JSON object per line.");
   if (auto outcome = flags.Parse(argc, argv); outcome != neuron::FlagSet::kRun) {
@@ -75,6 +82,7 @@ int main(int argc, char** argv) {
     return Fail("OPERATOR_NAMESPACE (or --namespace) is required: the namespace it runs in");
   }
   if (opts.controller.workers < 1) return Fail("--workers must be at least 1");
+  opts.registry.plain_http = absl::StrSplit(plain_http, ',', absl::SkipEmpty());
   neuron::op::App app(opts);
   if (absl::Status s = app.Run(stop); !s.ok()) {
     spdlog::critical("neuron-operator: {}", s.ToString());

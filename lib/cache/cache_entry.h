@@ -56,7 +56,7 @@ struct ImageInfo {
 struct RefInfo {
   std::string id, digest, user, pod_namespace, pod_name, pod_uid;
   absl::Time since;
-  std::string cache;  // CacheKey::ToString() of the cache the user asked for
+  std::string cache = {};  // CacheKey::ToString() of the cache the user asked for
 };
 
 // `[A-Za-z0-9][A-Za-z0-9._-]*`, at most 253 characters; InvalidArgument naming `what` otherwise.

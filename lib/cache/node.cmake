@@ -7,7 +7,7 @@ neuron_cc_library(NAME cache_api
 # The node controller: caches wanted on this node -> pulled (registry), extracted (store),
 # reported (NeuronCacheNode), with metrics. Runs inside the node agent.
 neuron_cc_library(NAME cache_node
-  SRCS puller.cc pull_secrets.cc node_metrics.cc node_controller.cc node_report.cc
+  SRCS puller.cc node_metrics.cc node_controller.cc node_report.cc
   DEPS neuron::cache_api neuron::cache_registry neuron::cache_store neuron::cache_oci neuron::k8s
        neuron::topology neuron::base prometheus-cpp::core absl::status absl::statusor
        absl::synchronization absl::time

@@ -8,6 +8,6 @@ neuron_cc_library(NAME cache_oci
 
 neuron_cc_library(NAME cache_registry
   SRCS ${CMAKE_CURRENT_LIST_DIR}/registry_http.cc ${CMAKE_CURRENT_LIST_DIR}/registry_session.cc
-       ${CMAKE_CURRENT_LIST_DIR}/registry_client.cc
-  DEPS neuron::cache_oci absl::status absl::statusor absl::time absl::synchronization
+       ${CMAKE_CURRENT_LIST_DIR}/registry_client.cc ${CMAKE_CURRENT_LIST_DIR}/pull_secrets.cc
+  DEPS neuron::cache_oci neuron::base nlohmann_json::nlohmann_json absl::status absl::statusor absl::time absl::synchronization
   PRIVATE_DEPS PkgConfig::HTTPLIB OpenSSL::SSL OpenSSL::Crypto nlohmann_json::nlohmann_json)

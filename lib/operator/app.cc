@@ -1,6 +1,8 @@
 // File: lib/operator/app.cc
 #include "lib/operator/app.h"
 
+#include "lib/operator/registry_resolver.h"
+
 #include <unistd.h>
 
 #include <random>
@@ -84,6 +86,10 @@ absl::Status App::Start() {
         s_->op_metrics.ObservePass(key, took, result, s_->controller->QueueDepth());
       });
   if (opts_.caches) {
+    if (opts_.digest_resolver == nullptr) {
+      opts_.digest_resolver = std::make_shared<RegistryDigestResolver>(
+          *client_, opts_.controller.settings.ns, opts_.registry);
+    }
     CacheObserver observer{[this](const std::string& key, std::optional<bool> ready) {
                              s_->cache_metrics.SetReady(key, ready);
                            },

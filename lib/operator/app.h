@@ -6,6 +6,8 @@
 // reconcile at once.
 #pragma once
 
+#include "lib/cache/registry_client.h"
+
 #include <memory>
 #include <string>
 
@@ -31,11 +33,12 @@ struct AppOptions {
   std::string metrics_addr = ":8080";
   ControllerOptions controller;
   // Compiled-model caches (NeuronCache, ClusterNeuronCache): their controller runs beside the
-  // DeviceConfig controller while leading. The resolver turns tags into digests (null: only
-  // images by digest are served).
+  // DeviceConfig controller while leading. The resolver turns tags into digests (null: a
+  // RegistryDigestResolver over `registry`, with the operator's API client).
   bool caches = true;
   CacheControllerOptions cache_controller;
   std::shared_ptr<DigestResolver> digest_resolver;
+  cache::RegistryOptions registry;
 };
 
 class App {

@@ -4,7 +4,7 @@ so the chart keeps to a subset of Go templates this test renders itself ({{ .Rel
 {{ .Values.a.b }}, and {{- if .Values.x }} ... {{- end }} blocks, not nested) and any other
 construct fails the test, so nothing in the chart can mean something here that helm would read
 differently. With the default values and the namespace aws-neuron-operator the chart must render
-deploy/operator/operator.yaml exactly; its crds/ must be deploy/operator's CRD byte for byte.
+deploy/operator/operator.yaml exactly; its crds/ must be deploy/operator's CRDs byte for byte.
 
   tests/helm/check_chart.py SOURCE_DIR
 """
@@ -127,9 +127,10 @@ def main():
     expect(render(templates["nfd-rule.yaml"], no_rule, "x").strip() == "",
            "no NodeFeatureRule with nfdRule.create=false")
 
-    with open(os.path.join(chart, "crds/crd-deviceconfigs.yaml"), "rb") as a, \
-            open(os.path.join(src, "deploy/operator/crd-deviceconfigs.yaml"), "rb") as b:
-        expect(a.read() == b.read(), "crds/ holds deploy/operator/crd-deviceconfigs.yaml as is")
+    for crd in ("crd-deviceconfigs.yaml", "crd-neuroncaches.yaml"):
+        with open(os.path.join(chart, "crds", crd), "rb") as a, \
+                open(os.path.join(src, "deploy/operator", crd), "rb") as b:
+            expect(a.read() == b.read(), "crds/ holds deploy/operator/" + crd + " as is")
     chart_yaml = open(os.path.join(chart, "Chart.yaml")).read()
     expect("apiVersion: v2" in chart_yaml and "name: neuron-operator" in chart_yaml,
            "Chart.yaml: apiVersion v2, name")

@@ -145,17 +145,8 @@ TEST_CASE("DaemonSets schedule on Neuron nodes and run what the binaries accept"
     if (!help.count(binary)) help[binary] = HelpFlags(binary);
     REQUIRE(help[binary].count("help") == 1);  // the binary ran
     const std::map<std::string, std::string> args = Args(c);
-    // The node agent's compiled-model cache flags come with its cache work (lib/cache node
-    // side, lib/csi); until that binary has them, they are only checked to be all absent.
-    const std::set<std::string> cache_flags = {"cache-dir", "csi", "kubelet-dir",
-                                               "operator-namespace"};
-    const bool agent_has_cache = help[binary].count("cache-dir") == 1;
     for (const auto& [flag, value] : args) {
       INFO("--" << flag);
-      if (binary == "neuron-node-agent" && cache_flags.count(flag) == 1 && !agent_has_cache) {
-        WARN("neuron-node-agent has no --" << flag << " yet (pending the node side of caches)");
-        continue;
-      }
       CHECK(help[binary].count(flag) == 1);
     }
     if (args.count("cache-dir")) {  // the cache directory and the kubelet's, at their host paths

@@ -69,8 +69,9 @@ struct Bench {
         Slurp(std::string(src != nullptr ? src : ".") + "/deploy/operator/crd-neuroncaches.yaml"));
     if (!crds.ok()) return false;
     for (const auto& crd : *crds) (void)client->Create(neuron::k8s::resources::kCRDs, "", crd);
-    (void)client->Create(neuron::k8s::resources::kNamespaces, "",
-                         {{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", "team"}}}});
+    (void)client->Create(
+        neuron::k8s::resources::kNamespaces, "",
+        {{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", "team"}}}});
     (void)client->Create(neuron::k8s::resources::kNodes, "",
                          {{"apiVersion", "v1"}, {"kind", "Node"}, {"metadata", {{"name", "n1"}}}});
     std::ofstream(kubeconfig) << "apiVersion: v1\nkind: Config\ncurrent-context: t\nclusters:\n"
@@ -104,8 +105,9 @@ struct Bench {
     std::error_code ec;
     for (const auto& blob : fs::directory_iterator(out + "/oci/blobs/sha256", ec)) {
       if (fs::file_size(blob.path()) < 4096) continue;  // config, manifest, index
-      rc |= neuron::testing::RunCommand({"/usr/bin/tar", "-xzf", blob.path().string(), "-C", out + "/x"},
-                                        dir + "/tar.log", absl::Minutes(10));
+      rc |= neuron::testing::RunCommand(
+          {"/usr/bin/tar", "-xzf", blob.path().string(), "-C", out + "/x"}, dir + "/tar.log",
+          absl::Minutes(10));
     }
     const double secs = absl::ToDoubleSeconds(absl::Now() - t0);
     fs::remove_all(out);
@@ -138,7 +140,8 @@ struct Bench {
     const bool done = Eventually(
         [&] {
           const auto node = api.Get("/apis/k8s.aws/v1alpha1/neuroncachenodes/n1");
-          for (const auto& r : neuron::MemberOrNull(neuron::MemberOrNull(node, "status"), "caches")) {
+          for (const auto& r :
+               neuron::MemberOrNull(neuron::MemberOrNull(node, "status"), "caches")) {
             if (neuron::StringMember(r, "name") == name &&
                 neuron::StringMember(r, "state") == "Extracted") {
               return true;
@@ -186,7 +189,8 @@ int main() {
               *std::min_element(base.begin(), base.end()), Median(base));
   std::printf("  NeuronCache -> Extracted     min %.2f s  median %.2f s\n",
               *std::min_element(ours.begin(), ours.end()), Median(ours));
-  std::printf("  ratio (median)               %.2fx (target <= 1.5x)\n", Median(ours) / Median(base));
+  std::printf("  ratio (median)               %.2fx (target <= 1.5x)\n",
+              Median(ours) / Median(base));
   std::printf("  agent peak RSS (VmHWM)       %ld KiB at %d MiB, %ld KiB at %d MiB\n", hwm_big, mib,
               hwm_small, std::max(1, mib / 4));
   std::error_code ec;

@@ -8,10 +8,10 @@
 #include <cstring>
 #include <string>
 
+#include "absl/strings/str_split.h"
 #include "cmd/neuron-operator/bundle_command.h"
 #include "cmd/neuron-operator/render_command.h"
 #include "lib/base/fatal_signals.h"
-#include "absl/strings/str_split.h"
 #include "lib/base/flags.h"
 #include "lib/base/logging.h"
 #include "lib/base/process_init.h"

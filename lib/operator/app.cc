@@ -1,8 +1,6 @@
 // File: lib/operator/app.cc
 #include "lib/operator/app.h"
 
-#include "lib/operator/registry_resolver.h"
-
 #include <unistd.h>
 
 #include <random>
@@ -14,6 +12,7 @@
 #include "lib/k8s/leader_election.h"
 #include "lib/metrics/exposition.h"
 #include "lib/operator/operator_metrics.h"
+#include "lib/operator/registry_resolver.h"
 #include "prometheus/registry.h"
 #include "spdlog/spdlog.h"
 

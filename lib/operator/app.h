@@ -6,14 +6,13 @@
 // reconcile at once.
 #pragma once
 
-#include "lib/cache/registry_client.h"
-
 #include <memory>
 #include <string>
 
 #include "absl/status/status.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
+#include "lib/cache/registry_client.h"
 #include "lib/k8s/rest_client.h"
 #include "lib/operator/cache_controller.h"
 #include "lib/operator/controller.h"

@@ -25,9 +25,8 @@ absl::StatusOr<std::string> RegistryDigestResolver::Resolve(const cache::CacheSp
   for (const std::string& name : spec.pull_secrets) {
     absl::StatusOr<nlohmann::json> secret = client_.Get({"", "v1", "secrets", true}, ns, name);
     if (!secret.ok()) {
-      return absl::Status(secret.status().code(),
-                          absl::StrCat("pull secret ", ns, "/", name, ": ",
-                                       secret.status().message()));
+      return absl::Status(secret.status().code(), absl::StrCat("pull secret ", ns, "/", name, ": ",
+                                                               secret.status().message()));
     }
     secrets.push_back(*std::move(secret));
   }

@@ -173,46 +173,27 @@ json CacheCluster::WaitForState(const std::string& node, const std::string& name
   return last;
 }
 
+neuron::testing::InlineVolume CacheCluster::Volume(const std::string& node, const std::string& pod,
+                                                   const std::string& cache) const {
+  const std::string uid = "uid-" + pod;
+  return {absl::StrCat(KubeletDir(node), "/plugins/", kCsiDriverName, "/csi.sock"),
+          "csi-" + uid,
+          absl::StrCat(KubeletDir(node), "/pods/", uid, "/volumes/kubernetes.io~csi/cache/mount"),
+          "team",
+          pod,
+          uid,
+          {{kVolumeAttrCache, cache}}};
+}
+
 grpc::Status CacheCluster::Publish(const std::string& node, const std::string& pod,
                                    const std::string& cache, std::string* target) {
-  const std::string uid = "uid-" + pod;
-  *target = absl::StrCat(KubeletDir(node), "/pods/", uid, "/volumes/kubernetes.io~csi/cache/mount");
-  std::filesystem::create_directories(std::filesystem::path(*target).parent_path());
-  ::csi::v1::NodePublishVolumeRequest req;
-  req.set_volume_id("csi-" + uid);
-  req.set_target_path(*target);
-  req.mutable_volume_capability()->mutable_mount();
-  req.mutable_volume_capability()->mutable_access_mode()->set_mode(
-      ::csi::v1::VolumeCapability::AccessMode::SINGLE_NODE_WRITER);
-  auto& ctx = *req.mutable_volume_context();
-  ctx[kVolumeAttrCache] = cache;
-  ctx["csi.storage.k8s.io/pod.name"] = pod;
-  ctx["csi.storage.k8s.io/pod.namespace"] = "team";
-  ctx["csi.storage.k8s.io/pod.uid"] = uid;
-  ctx["csi.storage.k8s.io/serviceAccount.name"] = "default";
-  ctx["csi.storage.k8s.io/ephemeral"] = "true";
-  auto stub = ::csi::v1::Node::NewStub(grpc::CreateChannel(
-      absl::StrCat("unix:", KubeletDir(node), "/plugins/", kCsiDriverName, "/csi.sock"),
-      grpc::InsecureChannelCredentials()));
-  grpc::ClientContext cc;
-  cc.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
-  ::csi::v1::NodePublishVolumeResponse resp;
-  return stub->NodePublishVolume(&cc, req, &resp);
+  const neuron::testing::InlineVolume v = Volume(node, pod, cache);
+  *target = v.target;
+  return neuron::testing::CsiPublish(v);
 }
 
 grpc::Status CacheCluster::Unpublish(const std::string& node, const std::string& pod) {
-  const std::string uid = "uid-" + pod;
-  ::csi::v1::NodeUnpublishVolumeRequest req;
-  req.set_volume_id("csi-" + uid);
-  req.set_target_path(
-      absl::StrCat(KubeletDir(node), "/pods/", uid, "/volumes/kubernetes.io~csi/cache/mount"));
-  auto stub = ::csi::v1::Node::NewStub(grpc::CreateChannel(
-      absl::StrCat("unix:", KubeletDir(node), "/plugins/", kCsiDriverName, "/csi.sock"),
-      grpc::InsecureChannelCredentials()));
-  grpc::ClientContext cc;
-  cc.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
-  ::csi::v1::NodeUnpublishVolumeResponse resp;
-  return stub->NodeUnpublishVolume(&cc, req, &resp);
+  return neuron::testing::CsiUnpublish(Volume(node, pod, ""));
 }
 
 }  // namespace neuron::cache::testing

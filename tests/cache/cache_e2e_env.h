@@ -6,8 +6,6 @@
 // the kubelet (CSI calls on the agent's socket).
 #pragma once
 
-#include <grpcpp/grpcpp.h>
-
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -15,9 +13,9 @@
 
 #include "lib/k8s/rest_client.h"
 #include "nlohmann/json.hpp"
-#include "proto/csi/v1/csi.grpc.pb.h"
 #include "tests/fakes/apiserver/fake_apiserver.h"
 #include "tests/testing/compile_cache_gen.h"
+#include "tests/testing/csi_kubelet.h"
 #include "tests/testing/local_registry.h"
 #include "tests/testing/subprocess.h"
 
@@ -58,6 +56,8 @@ class CacheCluster {
   grpc::Status Publish(const std::string& node, const std::string& pod, const std::string& cache,
                        std::string* target);
   grpc::Status Unpublish(const std::string& node, const std::string& pod);
+  neuron::testing::InlineVolume Volume(const std::string& node, const std::string& pod,
+                                       const std::string& cache) const;
 
  private:
   std::string dir_;

@@ -1,10 +1,12 @@
-# tests/cache/oci.cmake: image references, manifests, credentials (unit), the registry client
+# tests/cache/oci.cmake (and the cache test helpers: a local registry, generated compile
+# caches, the kubelet's CSI calls): image references, manifests, credentials (unit), the registry client
 # against a real docker-registry and against small fakes (integration), and the parsers' fuzz
 # target.
-add_library(neuron_registry_testing STATIC ${PROJECT_SOURCE_DIR}/tests/testing/local_registry.cc)
+add_library(neuron_registry_testing STATIC ${PROJECT_SOURCE_DIR}/tests/testing/local_registry.cc
+  ${PROJECT_SOURCE_DIR}/tests/testing/compile_cache_gen.cc ${PROJECT_SOURCE_DIR}/tests/testing/csi_kubelet.cc)
 add_library(neuron::registry_testing ALIAS neuron_registry_testing)
 target_include_directories(neuron_registry_testing PUBLIC ${PROJECT_SOURCE_DIR})
-target_link_libraries(neuron_registry_testing PUBLIC neuron::http_testing absl::status
+target_link_libraries(neuron_registry_testing PUBLIC neuron::http_testing neuron::proto absl::str_format absl::status
   absl::statusor absl::time absl::strings PRIVATE PkgConfig::HTTPLIB)
 
 neuron_cc_test(NAME cache_oci_test

@@ -55,6 +55,7 @@ absl::Status DemoCluster::Start(const std::string& source_dir, const std::string
   if (!f.good()) return absl::InternalError("cannot write " + kubeconfig_path);
 
   NEURON_RETURN_IF_ERROR(InstallCrds("deploy/operator/crd-deviceconfigs.yaml"));
+  NEURON_RETURN_IF_ERROR(InstallCrds("deploy/operator/crd-neuroncaches.yaml"));
   // What a cluster with KMM and NFD serves (their CRDs as those projects install them).
   NEURON_RETURN_IF_ERROR(InstallCrds("tests/operator/testdata/crds/kmm-modules.yaml"));
   NEURON_RETURN_IF_ERROR(InstallCrds("tests/operator/testdata/crds/nfd-k8s-sigs.yaml"));

@@ -25,6 +25,7 @@
 #include "lib/topology/shapes.h"
 #include "lib/topology/valid_sets.h"
 #include "nlohmann/json.hpp"
+#include "tests/demo/demo_cache.h"
 #include "tests/demo/demo_cluster.h"
 #include "tests/demo/demo_scheduler.h"
 #include "tests/fakes/kubelet/fake_kubelet.h"
@@ -76,19 +77,24 @@ struct NodeRig {
   int agent_port = -1;
 };
 
-absl::Status StartNode(NodeRig& n, const std::string& work, const std::string& kubeconfig) {
+absl::Status StartNode(NodeRig& n, const std::string& work, const std::string& kubeconfig,
+                       const CacheDemo& caches) {
   n.kubelet = std::make_unique<fakes::FakeKubelet>();
   if (absl::Status s = n.kubelet->Start(); !s.ok()) return s;
   if (absl::Status s = n.kubelet->StartPodResources(); !s.ok()) return s;
   n.agent_port = FreePort();
   const std::string dir = work + "/" + n.name;
   std::filesystem::create_directories(dir);
-  n.agent = std::make_unique<Subprocess>(
-      std::vector<std::string>{
-          testing::BinaryPath("neuron-node-agent"), "--emulate=" + n.shape,
-          "--emulate-dir=" + dir + "/agent-host", absl::StrCat("--listen=127.0.0.1:", n.agent_port),
-          "--node-name=" + n.name, "--features-dir=" + dir + "/features.d", "--interval=200ms"},
-      dir + "/node-agent.log");
+  std::vector<std::string> agent_args = {testing::BinaryPath("neuron-node-agent"),
+                                         "--emulate=" + n.shape,
+                                         "--emulate-dir=" + dir + "/agent-host",
+                                         absl::StrCat("--listen=127.0.0.1:", n.agent_port),
+                                         "--node-name=" + n.name,
+                                         "--features-dir=" + dir + "/features.d",
+                                         "--interval=200ms",
+                                         "--kubeconfig=" + kubeconfig};
+  for (std::string& f : caches.AgentFlags(dir)) agent_args.push_back(std::move(f));
+  n.agent = std::make_unique<Subprocess>(std::move(agent_args), dir + "/node-agent.log");
   n.plugin = std::make_unique<Subprocess>(
       std::vector<std::string>{testing::BinaryPath("neuron-device-plugin"), "--emulate=" + n.shape,
                                "--emulate-dir=" + dir + "/plugin-host",
@@ -147,6 +153,7 @@ struct Demo {
   DemoCluster cluster;
   std::vector<NodeRig> nodes;
   std::unique_ptr<Subprocess> op, extender;
+  CacheDemo caches;
   int extender_port = -1, operator_metrics_port = -1;
   Verdict verdict;
 
@@ -154,6 +161,7 @@ struct Demo {
   absl::Status StartNodes(const std::string& kubeconfig);
   absl::Status RunOperator(const std::string& kubeconfig);
   absl::Status SchedulePods(const std::string& kubeconfig);
+  void CompileCaches();
   void PrintMetrics();
   absl::Status PrintDeviceConfig();
   void Stop();
@@ -167,7 +175,7 @@ absl::Status Demo::StartNodes(const std::string& kubeconfig) {
     NodeRig& n = nodes.emplace_back();
     n.name = name;
     n.shape = shape;
-    if (absl::Status s = StartNode(n, work, kubeconfig); !s.ok()) return s;
+    if (absl::Status s = StartNode(n, work, kubeconfig, caches); !s.ok()) return s;
   }
   for (NodeRig& n : nodes) {
     if (!n.kubelet->WaitForRegistrations(2, kWait)) {
@@ -210,6 +218,7 @@ absl::Status Demo::RunOperator(const std::string& kubeconfig) {
   op = std::make_unique<Subprocess>(
       std::vector<std::string>{testing::BinaryPath("neuron-operator"), "--kubeconfig=" + kubeconfig,
                                std::string("--namespace=") + kOperatorNs,
+                               "--cache-plain-http-registries=" + caches.registry_host(),
                                absl::StrCat("--health-addr=127.0.0.1:", FreePort()),
                                absl::StrCat("--metrics-addr=127.0.0.1:", operator_metrics_port)},
       work + "/operator.log");
@@ -381,6 +390,16 @@ absl::Status Demo::PrintDeviceConfig() {
   return absl::OkStatus();
 }
 
+void Demo::CompileCaches() {
+  Section("compiled-model caches: NeuronCache from a registry, mounted into a pod (CSI)");
+  std::vector<std::pair<std::string, std::string>> node_dirs;
+  for (const NodeRig& n : nodes) node_dirs.emplace_back(n.name, work + "/" + n.name);
+  for (const auto& [what, held] :
+       caches.Run(cluster.client(), kWorkloadNs, node_dirs, "trn2-node", work)) {
+    verdict.Expect(held, what);
+  }
+}
+
 void Demo::Stop() {
   Section("shutdown (SIGTERM)");
   auto stop = [&](const std::string& what, std::unique_ptr<Subprocess>& p) {
@@ -404,9 +423,11 @@ absl::Status Demo::Run() {
   if (absl::Status s = cluster.Start(source_dir, kubeconfig); !s.ok()) return s;
   std::printf("fake kube-apiserver on %s (DeviceConfig, KMM Module and NFD CRDs installed)\n",
               cluster.server().url().c_str());
-  absl::Status s = StartNodes(kubeconfig);
+  absl::Status s = caches.Start();
+  if (s.ok()) s = StartNodes(kubeconfig);
   if (s.ok()) s = RunOperator(kubeconfig);
   if (s.ok()) s = SchedulePods(kubeconfig);
+  if (s.ok()) CompileCaches();
   if (s.ok()) PrintMetrics();
   if (s.ok()) s = PrintDeviceConfig();
   Stop();
@@ -444,7 +465,9 @@ int main(int argc, char** argv) {
   if (!s.ok()) demo.verdict.failures.push_back(std::string(s.message()));
   std::printf("\n");
   if (demo.verdict.failures.empty()) {
-    std::printf("demo: every pod placed on a connected set, DeviceConfig Ready, clean shutdown\n");
+    std::printf(
+        "demo: every pod placed on a connected set, DeviceConfig Ready, compile cache pulled and "
+        "mounted, clean shutdown\n");
     std::filesystem::remove_all(demo.work);
     return 0;
   }

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "lib/cache/compile_cache.h"
 #include "lib/cache/node_controller.h"
 #include "spdlog/spdlog.h"
@@ -31,6 +32,20 @@ NodeCacheRecord RecordOf(const CacheKey& key, const CacheEntry& e) {
   r.reason = e.reason;
   r.message = e.message;
   r.last_transition = e.updated;
+  return r;
+}
+
+// "NeuronCache/<namespace>/<name>" or "ClusterNeuronCache/<name>" (CacheKey::ToString()).
+NodeCacheRecord RetiredRecord(const std::string& key, const std::string& digest) {
+  NodeCacheRecord r;
+  const std::vector<std::string> parts = absl::StrSplit(key, '/');
+  r.kind = parts.front();
+  r.name = parts.back();
+  if (parts.size() == 3) r.namespace_ = parts[1];
+  r.digest = digest;
+  r.state = "Extracted";
+  r.reason = "Retired";
+  r.message = "no longer given to new pods on this node; kept while pods use it";
   return r;
 }
 
@@ -96,6 +111,15 @@ absl::Status NodeController::Report() {
         record.bytes = static_cast<int64_t>(info->bytes);
       }
     }
+    report.caches.push_back(std::move(record));
+    pods.erase(key.ToString());
+  }
+  // Pods still on a cache this node no longer serves (deleted, or its selector moved): reported
+  // so the operator keeps the cache's in-use finalizer until they end.
+  for (auto& [key, users] : pods) {
+    if (users.empty()) continue;
+    NodeCacheRecord record = RetiredRecord(key, users.front().digest);
+    record.pods = std::move(users);
     report.caches.push_back(std::move(record));
   }
   for (const std::string& digest : images) {

@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "lib/base/json_access.h"
+#include "lib/cache/cache_api.h"
 #include "tests/cache/cache_e2e_env.h"
 #include "tests/testing/http_get.h"
 #include "tests/testing/promtool.h"
@@ -168,6 +169,36 @@ TEST_CASE("an agent killed mid-extract never exposes a partial cache and finishe
     CHECK(fs::file_size(NeffFor(target, big, ModuleNames(i))) == big.neff_bytes);
   }
   REQUIRE(c.Unpublish("node-e", "p").ok());
+}
+
+}  // namespace
+}  // namespace neuron::cache::testing
+
+namespace neuron::cache::testing {
+namespace {
+
+TEST_CASE("a deleted cache is not given to new pods but stays reported while a pod uses it",
+          "[cache][e2e]") {
+  CacheCluster c;
+  const std::string digest = c.Push("team/llama:v1", neuron::testing::CompileCacheSpec{});
+  c.StartAgent("node-f", "trn2.48xlarge");
+  c.ApplyCache("llama", absl::StrCat(c.registry().host(), "/team/llama:v1"), digest);
+  c.WaitForState("node-f", "llama", "Extracted", digest);
+  std::string view;
+  REQUIRE(c.Publish("node-f", "running", "llama", &view).ok());
+  REQUIRE(c.client().Delete(kNeuronCaches, "team", "llama").ok());
+  // The record stays (the operator's finalizer waits on its pods), marked retired.
+  REQUIRE(neuron::testing::Eventually(
+      [&] { return StringMember(c.Record("node-f", "llama"), "reason") == "Retired"; },
+      absl::Seconds(30)));
+  CHECK(MemberOrNull(c.Record("node-f", "llama"), "pods").size() == 1);
+  std::string refused;
+  CHECK(c.Publish("node-f", "new", "llama", &refused).error_code() == grpc::StatusCode::NOT_FOUND);
+  CHECK(std::filesystem::exists(view + "/neuronxcc-" +
+                                neuron::testing::CompileCacheSpec{}.compiler_version));
+  REQUIRE(c.Unpublish("node-f", "running").ok());
+  CHECK(neuron::testing::Eventually([&] { return c.Record("node-f", "llama").is_null(); },
+                                    absl::Seconds(30)));
 }
 
 }  // namespace

@@ -80,7 +80,7 @@ absl::StatusOr<std::unique_ptr<CacheSide>> CacheSide::Start(const CacheSideOptio
   }
   p->metrics = std::make_unique<cache::CacheMetrics>(registry);
   p->controller = std::make_unique<cache::NodeController>(
-      client, *p->store, p->metrics.get(), ControllerOptions(opts, node_name, family));
+      std::move(client), *p->store, p->metrics.get(), ControllerOptions(opts, node_name, family));
   cache::NodeController* controller = p->controller.get();
   p->volumes = std::make_unique<CacheVolumes>(*p->store, node_name, p->metrics.get(),
                                               [controller] { controller->Trigger(); });

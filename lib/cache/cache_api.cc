@@ -15,8 +15,9 @@ absl::StatusOr<std::string> OptionalString(const json& obj, std::string_view key
                                            std::string_view where) {
   const json* v = Member(obj, key);
   if (v == nullptr) return std::string();
-  if (!v->is_string())
+  if (!v->is_string()) {
     return absl::InvalidArgumentError(absl::StrCat(std::string(where), " must be a string"));
+  }
   return v->get<std::string>();
 }
 
@@ -94,8 +95,9 @@ absl::StatusOr<CacheSpec> ParseCacheObject(const json& obj, std::string_view kin
   out.uid = StringAt(obj, {"metadata", "uid"});
   out.generation = IntOf(MemberAt(obj, {"metadata", "generation"}));
   out.deleting = MemberAt(obj, {"metadata", "deletionTimestamp"}) != nullptr;
-  if (out.name.empty())
+  if (out.name.empty()) {
     return absl::InvalidArgumentError(absl::StrCat(std::string(kind), " without a name"));
+  }
   const json& spec = MemberOrNull(obj, "spec");
   auto image = OptionalString(spec, "image", "spec.image");
   if (!image.ok()) return image.status();

@@ -6,6 +6,7 @@
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
+#include "lib/base/json_access.h"
 #include "lib/base/status_macros.h"
 #include "lib/cache/absl_view.h"
 #include "nlohmann/json.hpp"
@@ -38,22 +39,21 @@ std::string TimeText(absl::Time t) {
 // Time fields are RFC 3339; a missing or unparsable one reads as the epoch.
 absl::Time TimeField(const json& j, const char* key) {
   absl::Time t = absl::UnixEpoch();
-  if (!j.contains(key) || !j[key].is_string()) return t;
+  const json* v = Member(j, key);
+  if (v == nullptr || !v->is_string()) return t;
   std::string err;
-  if (!absl::ParseTime(absl::RFC3339_full, j[key].get<std::string>(), &t, &err)) {
+  if (!absl::ParseTime(absl::RFC3339_full, v->get<std::string>(), &t, &err)) {
     return absl::UnixEpoch();
   }
   return t;
 }
 
-std::string StringField(const json& j, const char* key) {
-  if (!j.contains(key) || !j[key].is_string()) return "";
-  return j[key].get<std::string>();
-}
+std::string StringField(const json& j, const char* key) { return StringOf(Member(j, key)); }
 
 uint64_t UintField(const json& j, const char* key) {
-  if (!j.contains(key) || !j[key].is_number_unsigned()) return 0;
-  return j[key].get<uint64_t>();
+  const json* v = Member(j, key);
+  if (v == nullptr || !v->is_number_unsigned()) return 0;
+  return v->get<uint64_t>();
 }
 
 // Parses `text` as one JSON object; nlohmann's exceptions stay here.

@@ -8,6 +8,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "lib/base/json_access.h"
 #include "lib/base/status_macros.h"
 
 namespace neuron::cache {
@@ -136,10 +137,8 @@ absl::StatusOr<std::string> RegistrySession::FetchToken(const std::string& host,
   }
   const nlohmann::json j = nlohmann::json::parse(r.body, nullptr, /*allow_exceptions=*/false);
   for (const char* field : {"token", "access_token"}) {
-    if (j.is_object() && j.contains(field) && j[field].is_string() &&
-        !j[field].get<std::string>().empty()) {
-      return j[field].get<std::string>();
-    }
+    std::string token = StringOf(Member(j, field));
+    if (!token.empty()) return token;
   }
   return absl::UnavailableError(absl::StrCat("token service ", url.Origin(), " for registry ", host,
                                              " answered without a token"));

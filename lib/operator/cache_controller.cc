@@ -205,7 +205,7 @@ absl::Status CacheController::Sync(const std::string& key) {
   const CacheUsage usage = AggregateUsage(index_.Records(key), NextResolvedDigest(*spec, resolved));
   const json desired = DesiredCacheStatus(*spec, current, resolved, usage, clock_.Now());
   if (observer_.on_ready) {
-    observer_.on_ready(key, k8s::IsConditionTrue(desired["conditions"], "Ready"));
+    observer_.on_ready(key, k8s::IsConditionTrue(MemberOrNull(desired, "conditions"), "Ready"));
   }
   if (desired != current) {
     if (absl::Status st = WriteStatus(*spec, rv, desired); !st.ok()) return st;

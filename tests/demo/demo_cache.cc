@@ -73,7 +73,8 @@ std::vector<std::pair<std::string, bool>> CacheDemo::Run(
       {"metadata", {{"name", kCacheName}, {"namespace", ns}}},
       {"spec", {{"image", absl::StrCat(registry_->host(), "/ml/llama-compiled:v1")}}}};
   out.emplace_back("NeuronCache applied", client.Create(cache::kNeuronCaches, ns, cache_obj).ok());
-  for (const auto& [node, dir] : nodes) {
+  for (const auto& entry : nodes) {
+    const std::string& node = entry.first;
     json rec;
     Eventually(
         [&] {

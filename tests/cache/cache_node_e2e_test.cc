@@ -150,7 +150,7 @@ TEST_CASE("an agent killed mid-extract never exposes a partial cache and finishe
   CacheCluster c;
   CompileCacheSpec big;
   big.modules = 12;
-  big.neff_bytes = 24ull << 20;  // ~300 MB: long enough to be caught in the middle
+  big.neff_bytes = 16ull << 20;  // ~200 MB: long enough to be caught in the middle
   const std::string digest = c.Push("team/big:v1", big);
   c.StartAgent("node-e", "trn2.48xlarge");
   c.ApplyCache("big", Image(c, "team/big:v1"), digest);

@@ -148,7 +148,7 @@ absl::StatusOr<std::string> LocalRegistry::Push(const std::string& dir,
   }
   argv.insert(argv.end(), {dir, absl::StrCat("docker://", host(), "/", repo_tag)});
   const std::string log = dir_ + "/push.log";
-  const int rc = RunCommand(argv, log, absl::Seconds(120));
+  const int rc = RunCommand(argv, log, absl::Seconds(300));
   const std::string out = ReadFile(log);
   if (rc != 0) return absl::InternalError(absl::StrCat("push failed (", rc, "): ", out));
   std::smatch m;

@@ -81,6 +81,20 @@ json DraDriverContainer(const DeviceConfig& dc) {
                     mount("host-dev", "/host/dev", true), NeuronOptMount()})}};
 }
 
+// Compile caches in claims (NeuronConfig.compileCache): the node agent's cache directory, where
+// the driver makes each claim's overlay view for CDI to bind-mount. The view is mounted from this
+// container, so it needs CAP_SYS_ADMIN (privileged) and Bidirectional propagation for the
+// host's runtime to see it.
+void AddCacheToDraDriver(const DeviceConfig& dc, json& container, json& volumes) {
+  const CompileCache& cc = dc.spec.compile_cache;
+  if (!cc.enabled) return;
+  container["args"].push_back(absl::StrCat("--cache-dir=", cc.host_path));
+  container["securityContext"] = {{"privileged", true}, {"readOnlyRootFilesystem", true}};
+  container["volumeMounts"].push_back(
+      {{"name", "cache-dir"}, {"mountPath", cc.host_path}, {"mountPropagation", "Bidirectional"}});
+  volumes.push_back(HostPathVolume("cache-dir", cc.host_path, "DirectoryOrCreate"));
+}
+
 }  // namespace
 
 void AddDraDriver(const DeviceConfig& dc, const ClusterApis& apis, std::vector<Child>& out) {
@@ -93,6 +107,7 @@ void AddDraDriver(const DeviceConfig& dc, const ClusterApis& apis, std::vector<C
                               HostPathVolume("cdi", kCdiDir, "DirectoryOrCreate"),
                               HostPathVolume("host-sys", "/sys"),
                               HostPathVolume("host-dev", "/dev"), NeuronOptVolume()});
+  AddCacheToDraDriver(dc, container, volumes);
   AddEmulation(dc, container, volumes);
   json pod = {{"serviceAccountName", name},
               {"priorityClassName", "system-node-critical"},

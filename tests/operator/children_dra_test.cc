@@ -59,6 +59,7 @@ json VolumeFor(const json& pod, const std::string& name) {
 TEST_CASE("our DRA driver: devicePluginImage run with --api=dra", "[operator][children][dra]") {
   DeviceConfig dc = Ours(Allocation::kDra);
   dc.spec.dra = {true, true, false};
+  dc.spec.compile_cache.enabled = false;  // the cache's additions: the next test case
   const std::vector<Child> children = DesiredChildren(dc, Served("v1"), {});
   const json& pod = PodSpec(Find(children, "DaemonSet", "neuron-dra-driver"));
   CHECK(pod["serviceAccountName"] == "neuron-dra-driver");
@@ -108,6 +109,23 @@ TEST_CASE("our DRA driver: devicePluginImage run with --api=dra", "[operator][ch
   const std::vector<Child> plain = DesiredChildren(dc, Served("v1"), {});
   CHECK(PodSpec(Find(plain, "DaemonSet", "neuron-dra-driver"))["containers"][0]["args"].size() ==
         7);
+}
+
+TEST_CASE("with compile caches, our DRA driver makes claims' views in the agent's cache dir",
+          "[operator][children][dra][cache]") {
+  DeviceConfig dc = Ours(Allocation::kDra);
+  dc.spec.compile_cache.host_path = "/data/neuron-cache";
+  const std::vector<Child> children = DesiredChildren(dc, Served("v1"), {});
+  const json& pod = PodSpec(Find(children, "DaemonSet", "neuron-dra-driver"));
+  const json& ctr = pod["containers"][0];
+  CHECK(ctr["args"].back() == "--cache-dir=/data/neuron-cache");
+  // The overlay view is mounted from the container and must reach the host's runtime.
+  CHECK(ctr["securityContext"]["privileged"] == true);
+  CHECK(MountFor(ctr, "cache-dir") == json{{"name", "cache-dir"},
+                                           {"mountPath", "/data/neuron-cache"},
+                                           {"mountPropagation", "Bidirectional"}});
+  CHECK(VolumeFor(pod, "cache-dir")["hostPath"] ==
+        json{{"path", "/data/neuron-cache"}, {"type", "DirectoryOrCreate"}});
 }
 
 TEST_CASE("our DRA driver's RBAC is exactly what its kubelet plugin calls",

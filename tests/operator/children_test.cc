@@ -127,9 +127,11 @@ TEST_CASE("every child set holds together", "[operator][children]") {
         if (kind == "DaemonSet") CHECK((pod.contains("nodeSelector") || pod.contains("affinity")));
         for (const json& ctr : pod["containers"]) {
           CHECK_FALSE(ctr.value("image", std::string()).empty());
-          // Only the node agent serving compiled-model caches mounts (children_cache.cc).
+          // Only the node agent serving compiled-model caches and the DRA driver making claims'
+          // cache views mount (children_cache.cc, children_dra_driver.cc).
+          const json& name = c.object["metadata"]["name"];
           const bool may_be_privileged =
-              c.object["metadata"]["name"] == v.dc.name + "-node-metrics" &&
+              (name == v.dc.name + "-node-metrics" || name == v.dc.name + "-dra-driver") &&
               v.dc.spec.compile_cache.enabled;
           if (!may_be_privileged) {
             CHECK_FALSE(ctr.value("securityContext", json::object()).value("privileged", false));

@@ -8,6 +8,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "lib/base/sha256.h"
 #include "lib/base/status_macros.h"
 #include "lib/cache/digest.h"
 
@@ -198,7 +199,7 @@ absl::Status RegistryClient::FetchBlobAt(const Endpoint& ep, const ImageReferenc
     s = absl::DataLossError(absl::StrCat(what, ": expected ", blob.size, " bytes, got ", received));
   }
   if (s.ok()) {
-    const std::string actual = hash.Final();
+    const std::string actual = "sha256:" + hash.HexDigest();
     if (actual != blob.digest) {
       s = absl::DataLossError(
           absl::StrCat(what, ": expected digest ", blob.digest, ", got ", actual));

@@ -4,8 +4,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "lib/base/json_scanner.h"
+#include "lib/base/sha256.h"
 #include "lib/dra/atomic_file.h"
-#include "lib/dra/sha256.h"
 #include "nlohmann/json.hpp"
 
 namespace neuron::dra {

@@ -5,7 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "lib/dra/sha256.h"
+#include "lib/base/sha256.h"
 #include "lib/topology/valid_sets.h"
 
 namespace neuron::dra {

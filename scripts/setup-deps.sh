@@ -4,7 +4,7 @@
 set -euo pipefail
 
 PACKAGES=(
-  build-essential cmake ninja-build pkg-config git ccache
+  build-essential cmake ninja-build pkg-config git ccache lld
   libabsl-dev libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
   libcpp-httplib-dev nlohmann-json3-dev libpci-dev pciutils libspdlog-dev libfmt-dev
   libyaml-cpp-dev prometheus-cpp-dev libssl-dev zlib1g-dev libbrotli-dev

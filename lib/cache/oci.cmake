@@ -4,7 +4,7 @@ neuron_cc_library(NAME cache_oci
   SRCS ${CMAKE_CURRENT_LIST_DIR}/image_reference.cc ${CMAKE_CURRENT_LIST_DIR}/oci_manifest.cc
        ${CMAKE_CURRENT_LIST_DIR}/digest.cc ${CMAKE_CURRENT_LIST_DIR}/registry_auth.cc
   DEPS absl::status absl::statusor absl::strings
-  PRIVATE_DEPS nlohmann_json::nlohmann_json OpenSSL::Crypto)
+  PRIVATE_DEPS neuron::base nlohmann_json::nlohmann_json)
 
 neuron_cc_library(NAME cache_registry
   SRCS ${CMAKE_CURRENT_LIST_DIR}/registry_http.cc ${CMAKE_CURRENT_LIST_DIR}/registry_session.cc

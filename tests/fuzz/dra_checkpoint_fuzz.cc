@@ -9,8 +9,8 @@
 #include <string>
 #include <string_view>
 
+#include "lib/base/sha256.h"
 #include "lib/dra/checkpoint.h"
-#include "lib/dra/sha256.h"
 #include "nlohmann/json.hpp"
 
 namespace {
@@ -31,7 +31,7 @@ void FuzzOne(std::string_view in) {
   if (doc.is_discarded() || !doc.is_object()) return;
   doc.erase("checksum");
   const std::string body = doc.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-  doc["checksum"] = neuron::dra::Sha256Hex(body);
+  doc["checksum"] = neuron::Sha256Hex(body);
   Check(doc.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
 }
 

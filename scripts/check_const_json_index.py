@@ -25,6 +25,10 @@ Limits:
 Usage:
   check_const_json_index.py [-p BUILD] [-j N] [DIR ...]     # TUs under DIRs (default lib cmd)
   check_const_json_index.py --file X.cc [--cxx c++] [-I DIR]  # one file, for tests
+  check_const_json_index.py [-p BUILD] --shadow-dir DIR     # only write DIR/nlohmann/json.hpp
+make lint uses the last form: clang-tidy, which parses every translation unit anyway, takes DIR
+first on the include path and fails on the marker's deprecation warning, so the tree is parsed
+once for both checks (and clang-tidy's result cache covers this one too).
 Exit status: 0 clean, 1 findings (printed as file:line:col), 2 the checker could not run.
 """
 
@@ -119,6 +123,22 @@ def check(cmd, cwd, roots):
     return findings, error
 
 
+def write_shadow(build, scratch):
+    """The patched header for the compile database's first translation unit's compiler."""
+    db = os.path.join(build, "compile_commands.json")
+    if not os.path.exists(db):
+        fail(f"{db} not found: configure the build first (cmake --preset release)")
+    with open(db, encoding="utf-8") as f:
+        entry = json.load(f)[0]
+    argv = entry["arguments"] if "arguments" in entry else shlex.split(entry["command"])
+    if os.path.basename(argv[0]) == "ccache":
+        argv = argv[1:]
+    flags = [a for a in argv if a.startswith("-I") or a.startswith("-isystem")]
+    make_shadow(find_json_header(argv[0], flags), scratch)
+    print(f"check_const_json_index: {MARKER} header in {scratch}")
+    return 0
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     ap.add_argument("-p", "--build", default="build", help="directory of compile_commands.json")
@@ -126,8 +146,11 @@ def main():
     ap.add_argument("--file", help="check this one file (no compile database)")
     ap.add_argument("--cxx", default=os.environ.get("CXX", "c++"))
     ap.add_argument("-I", dest="includes", action="append", default=[])
+    ap.add_argument("--shadow-dir", help="write the patched header under this directory, stop")
     ap.add_argument("dirs", nargs="*", default=["lib", "cmd"])
     args = ap.parse_args()
+    if args.shadow_dir:
+        return write_shadow(args.build, args.shadow_dir)
 
     with tempfile.TemporaryDirectory(prefix="const-json-index-") as scratch:
         if args.file:

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # make lint: clang-format check, the function-length check (scripts/check_function_length.py),
-# the const-json index check (scripts/check_const_json_index.py), then clang-tidy-14 with
-# .clang-tidy over the release build's compile_commands.json. Only our sources (lib/ cmd/
-# tests/ bench/), not generated protobuf.
+# then clang-tidy-14 with .clang-tidy over the release build's compile_commands.json, which also
+# runs the const-json index check (scripts/check_const_json_index.py) on lib/ and cmd/. Only our
+# sources (lib/ cmd/ tests/ bench/), not generated protobuf.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
@@ -16,26 +16,46 @@ python3 scripts/check_function_length.py lib cmd
 # Sources include the generated protobuf headers: they must exist before clang-tidy parses them.
 cmake --build "$BUILD" --target neuron_proto -j "$JOBS" >/dev/null
 
+# clang-tidy runs through scripts/clang_tidy_cached.py: a translation unit whose preprocessed
+# source, flags, .clang-tidy and clang-tidy version were linted before replays that result
+# (cache outside the clone: NEURON_TIDY_CACHE, default ~/.cache/neuron-clang-tidy). The wrapper
+# runs on Debian's python3, not a pyenv shim: it starts once per translation unit.
+cache=${NEURON_TIDY_CACHE:-$HOME/.cache/neuron-clang-tidy}
+export NEURON_TIDY_CACHE=$cache
+mkdir -p "$cache"
+find "$cache" -type f -mtime +30 -delete  # entries no run has used for a month
 # operator[] with a key on a const nlohmann::json (undefined behaviour when the key is missing) in
-# lib/ and cmd/: the compiler finds them, see the script for how and its limits.
-python3 scripts/check_const_json_index.py -p "$BUILD" -j "$JOBS" lib cmd
+# lib/ and cmd/: the compiler finds them. check_const_json_index.py writes a copy of nlohmann's
+# header whose const key overloads are [[deprecated(MARKER)]]; lib/ and cmd/ are linted with it
+# first on the include path and the deprecation as an error (see the script for how and its limits).
+shadow=$(cd "$BUILD" && pwd)/const-json-shadow
+python3 scripts/check_const_json_index.py -p "$BUILD" --shadow-dir "$shadow" >/dev/null
+marker=NEURON_CONST_JSON_KEY_INDEX
 
-ours="^$PWD/(lib|cmd|tests|bench)/"
 # By default only the checks that fail lint (.clang-tidy WarningsAsErrors) run: the full list
 # takes twice as long on 2 cores and its other findings are advice. LINT_ALL=1 runs them all.
-checks=()
-if [ -z "${LINT_ALL:-}" ]; then
-  errors=$(awk '/^WarningsAsErrors:/{f=1; next} f && /^[A-Za-z]/{f=0} f' .clang-tidy | tr -d ' \n')
-  checks=(-checks="-*,$errors")
-fi
-# -quiet: only findings. run-clang-tidy exits non-zero when any file has an error.
-set +e
+checks=-*,$(awk '/^WarningsAsErrors:/{f=1; next} f && /^[A-Za-z]/{f=0} f' .clang-tidy | tr -d ' \n')
+if [ -n "${LINT_ALL:-}" ]; then checks=""; fi
 # -Wthread-safety: clang's analysis of the ABSL_GUARDED_BY / ABSL_EXCLUSIVE_LOCKS_REQUIRED
 # annotations, reported as clang-diagnostic-thread-safety-* (an error, per .clang-tidy).
-run-clang-tidy-14 -p "$BUILD" -j "$JOBS" -quiet "${checks[@]}" -extra-arg=-Wthread-safety \
-  -header-filter="$ours" "$ours" |
-  grep -v "warnings generated"
-rc=${PIPESTATUS[0]}
+tidy() {  # tidy FILE_REGEX [ARGS]: -quiet prints only findings; non-zero when any file has an error
+  local files=$1
+  shift
+  run-clang-tidy-14 -clang-tidy-binary "$PWD/scripts/clang_tidy_cached.py" -p "$BUILD" \
+    -j "$JOBS" -quiet -extra-arg=-Wthread-safety -header-filter="^$PWD/(lib|cmd|tests|bench)/" \
+    "$@" "$files" 2>&1 |
+    grep -v "warnings generated" |
+    sed "s|$marker|& (operator[] with a key on a const nlohmann::json: undefined when the key is missing; read through lib/base/json_access.h)|"
+  return "${PIPESTATUS[0]}"
+}
+set +e
+start=$(date +%s)
+tidy "^$PWD/(lib|cmd)/" ${checks:+-checks="$checks"} \
+  -extra-arg-before="-isystem$shadow" -extra-arg=-Wdeprecated-declarations
+rc_lib=$?
+tidy "^$PWD/(tests|bench)/" ${checks:+-checks="$checks"}
+rc_tests=$?
 set -e
-[ "$rc" -eq 0 ] && echo "lint: clang-format, function length, const json index and clang-tidy clean"
-exit "$rc"
+echo "lint: clang-tidy took $(( $(date +%s) - start ))s (cache $cache: $(find "$cache" -type f | wc -l) entries)"
+if [ "$rc_lib" -ne 0 ] || [ "$rc_tests" -ne 0 ]; then exit 1; fi
+echo "lint: clang-format, function length, const json index and clang-tidy clean"

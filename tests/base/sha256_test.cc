@@ -20,8 +20,9 @@ TEST_CASE("streamed pieces hash as the whole", "[base][sha256]") {
   const std::string data(100000, 'q');
   for (size_t piece : {1, 63, 64, 65, 4096}) {
     Sha256 h;
-    for (size_t at = 0; at < data.size(); at += piece)
+    for (size_t at = 0; at < data.size(); at += piece) {
       h.Update(std::string_view(data).substr(at, piece));
+    }
     CHECK(h.HexDigest() == Sha256Hex(data));
   }
 }

@@ -44,7 +44,7 @@ struct App::State {
   std::unique_ptr<inventory::Watcher> watcher;
   std::shared_ptr<prometheus::Registry> registry = std::make_shared<prometheus::Registry>();
   std::shared_ptr<InventoryCollector> collector;
-  std::unique_ptr<PodAttributionSource> attribution;       // null: pod attribution off
+  std::unique_ptr<PodAttributionSource> attribution;          // null: pod attribution off
   std::shared_ptr<AllocationCollector> allocation_collector;  // with `attribution`
   std::unique_ptr<NodeLabelPublisher> node_labels;  // null: UltraServer labels not published
   std::unique_ptr<CacheSide> caches;                // null: compile caches off
@@ -160,8 +160,8 @@ struct App::State {
     // Bounded by the interval so a hung kubelet cannot stall the scans for long.
     o.deadline = std::clamp(options.interval / 2, absl::Milliseconds(250), absl::Seconds(2));
     attribution = std::make_unique<PodAttributionSource>(std::move(o), clock);
-    allocation_collector = std::make_shared<AllocationCollector>(
-        [this] { return attribution->Snapshot(); });
+    allocation_collector =
+        std::make_shared<AllocationCollector>([this] { return attribution->Snapshot(); });
   }
 
   // The agent's own metrics, beside the inventory's.

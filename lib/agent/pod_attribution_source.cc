@@ -34,9 +34,9 @@ absl::StatusOr<v1::ListPodResourcesResponse> ListPodResources(const std::string&
   v1::ListPodResourcesResponse resp;
   const grpc::Status s = stub->List(&ctx, v1::ListPodResourcesRequest(), &resp);
   if (!s.ok()) {
-    return absl::Status(static_cast<absl::StatusCode>(s.error_code()),
-                        absl::StrCat("PodResources List on unix:", socket, ": ",
-                                     s.error_message()));
+    return absl::Status(
+        static_cast<absl::StatusCode>(s.error_code()),
+        absl::StrCat("PodResources List on unix:", socket, ": ", s.error_message()));
   }
   return resp;
 }

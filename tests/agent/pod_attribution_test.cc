@@ -27,18 +27,24 @@ NodeLayout Trn2(int lnc = 2) {
   return l;
 }
 
-CoreAllocation Row(int device, int core, const std::string& container,
-                   const std::string& resource, const std::string& pod = "train-0") {
+CoreAllocation Row(int device, int core, const std::string& container, const std::string& resource,
+                   const std::string& pod = "train-0") {
   return {device, core, "ml", pod, container, resource};
 }
 
 TEST_CASE("aws.amazon.com/neuron IDs hold every physical core of the device", "[agent]") {
-  const PodAttribution a = AttributePods(Reply(R"pb(
-    pod_resources { name: "train-0" namespace: "ml"
-      containers { name: "main"
-        devices { resource_name: "aws.amazon.com/neuron" device_ids: "3" }
-        devices { resource_name: "vpc.amazonaws.com/efa" device_ids: "3" } } })pb"),
-                                         Trn2());
+  const PodAttribution a =
+      AttributePods(Reply(R"pb(
+                      pod_resources {
+                        name: "train-0"
+                        namespace: "ml"
+                        containers {
+                          name: "main"
+                          devices { resource_name: "aws.amazon.com/neuron" device_ids: "3" }
+                          devices { resource_name: "vpc.amazonaws.com/efa" device_ids: "3" }
+                        }
+                      })pb"),
+                    Trn2());
   REQUIRE(a.cores.size() == 8);
   for (int c = 0; c < 8; ++c) CHECK(a.cores[c] == Row(3, c, "main", "aws.amazon.com/neuron"));
   CHECK(a.problems_total == 0);
@@ -46,9 +52,14 @@ TEST_CASE("aws.amazon.com/neuron IDs hold every physical core of the device", "[
 
 TEST_CASE("aws.amazon.com/neuroncore IDs are logical cores of the node, at its LNC", "[agent]") {
   const auto reply = Reply(R"pb(
-    pod_resources { name: "train-0" namespace: "ml"
-      containers { name: "main"
-        devices { resource_name: "aws.amazon.com/neuroncore" device_ids: "5" device_ids: "63" } } })pb");
+    pod_resources {
+      name: "train-0"
+      namespace: "ml"
+      containers {
+        name: "main"
+        devices { resource_name: "aws.amazon.com/neuroncore" device_ids: "5" device_ids: "63" }
+      }
+    })pb");
   // LNC=2: logical 5 = device 1, logical core 1 = physical 2,3; 63 = device 15, physical 6,7.
   const PodAttribution two = AttributePods(reply, Trn2(2));
   const std::string nc = "aws.amazon.com/neuroncore";
@@ -65,23 +76,53 @@ TEST_CASE("aws.amazon.com/neuroncore IDs are logical cores of the node, at its L
 }
 
 TEST_CASE("DRA claims of neuron.aws.com: devices, core partitions, the node device", "[agent]") {
-  const PodAttribution a = AttributePods(Reply(R"pb(
-    pod_resources { name: "train-0" namespace: "ml"
-      containers { name: "main"
-        dynamic_resources { class_name: "neuron.aws.com" claim_name: "c1" claim_namespace: "ml"
-          claim_resources { driver_name: "neuron.aws.com" pool_name: "node-a"
-                            device_name: "neurondevice2"
-                            cdi_devices { name: "k8s.neuron.aws.com/claim=abc" } }
-          claim_resources { driver_name: "neuron.aws.com" pool_name: "node-a"
-                            device_name: "neurondevice3-core1" }
-          claim_resources { driver_name: "efa.networking.k8s.aws" pool_name: "node-a"
-                            device_name: "neurondevice4" } } } }
-    pod_resources { name: "big" namespace: "ml"
-      containers { name: "main"
-        dynamic_resources { claim_name: "whole" claim_namespace: "ml"
-          claim_resources { driver_name: "neuron.aws.com" pool_name: "node-a"
-                            device_name: "neuronnode" } } } })pb"),
-                                         Trn2());
+  const PodAttribution a =
+      AttributePods(Reply(R"pb(
+                      pod_resources {
+                        name: "train-0"
+                        namespace: "ml"
+                        containers {
+                          name: "main"
+                          dynamic_resources {
+                            class_name: "neuron.aws.com"
+                            claim_name: "c1"
+                            claim_namespace: "ml"
+                            claim_resources {
+                              driver_name: "neuron.aws.com"
+                              pool_name: "node-a"
+                              device_name: "neurondevice2"
+                              cdi_devices { name: "k8s.neuron.aws.com/claim=abc" }
+                            }
+                            claim_resources {
+                              driver_name: "neuron.aws.com"
+                              pool_name: "node-a"
+                              device_name: "neurondevice3-core1"
+                            }
+                            claim_resources {
+                              driver_name: "efa.networking.k8s.aws"
+                              pool_name: "node-a"
+                              device_name: "neurondevice4"
+                            }
+                          }
+                        }
+                      }
+                      pod_resources {
+                        name: "big"
+                        namespace: "ml"
+                        containers {
+                          name: "main"
+                          dynamic_resources {
+                            claim_name: "whole"
+                            claim_namespace: "ml"
+                            claim_resources {
+                              driver_name: "neuron.aws.com"
+                              pool_name: "node-a"
+                              device_name: "neuronnode"
+                            }
+                          }
+                        }
+                      })pb"),
+                    Trn2());
   std::vector<CoreAllocation> train;
   int big = 0;
   for (const auto& c : a.cores) {
@@ -103,16 +144,29 @@ TEST_CASE("DRA claims of neuron.aws.com: devices, core partitions, the node devi
 
 TEST_CASE("an init container and an app container listed with one device are one row per core",
           "[agent]") {
-  const PodAttribution a = AttributePods(Reply(R"pb(
-    pod_resources { name: "train-0" namespace: "ml"
-      containers { name: "warmup"
-        devices { resource_name: "aws.amazon.com/neuron" device_ids: "0" } }
-      containers { name: "main"
-        devices { resource_name: "aws.amazon.com/neuron" device_ids: "0" } } }
-    pod_resources { name: "other" namespace: "ml"
-      containers { name: "main"
-        devices { resource_name: "aws.amazon.com/neuron" device_ids: "1" } } })pb"),
-                                         Trn2());
+  const PodAttribution a =
+      AttributePods(Reply(R"pb(
+                      pod_resources {
+                        name: "train-0"
+                        namespace: "ml"
+                        containers {
+                          name: "warmup"
+                          devices { resource_name: "aws.amazon.com/neuron" device_ids: "0" }
+                        }
+                        containers {
+                          name: "main"
+                          devices { resource_name: "aws.amazon.com/neuron" device_ids: "0" }
+                        }
+                      }
+                      pod_resources {
+                        name: "other"
+                        namespace: "ml"
+                        containers {
+                          name: "main"
+                          devices { resource_name: "aws.amazon.com/neuron" device_ids: "1" }
+                        }
+                      })pb"),
+                    Trn2());
   REQUIRE(a.cores.size() == 16);
   CHECK(a.cores[0] == Row(0, 0, "main,warmup", "aws.amazon.com/neuron"));
   CHECK(a.cores[7] == Row(0, 7, "main,warmup", "aws.amazon.com/neuron"));
@@ -120,33 +174,87 @@ TEST_CASE("an init container and an app container listed with one device are one
 }
 
 TEST_CASE("hostile entries are ignored and reported, never a crash", "[agent]") {
-  const PodAttribution a = AttributePods(Reply(R"pb(
-    pod_resources { name: "" namespace: "ml"
-      containers { name: "main" devices { resource_name: "aws.amazon.com/neuron" device_ids: "0" } } }
-    pod_resources { name: "x" namespace: ""
-      containers { name: "main" devices { resource_name: "aws.amazon.com/neuron" device_ids: "0" } } }
-    pod_resources { name: "train-0" namespace: "ml"
-      containers { name: "" devices { resource_name: "aws.amazon.com/neuron" device_ids: "0" } }
-      containers { name: "main"
-        devices { resource_name: "aws.amazon.com/neuron"
-                  device_ids: "16" device_ids: "-1" device_ids: "01" device_ids: "abc"
-                  device_ids: "" device_ids: "99999999999" device_ids: "4" device_ids: "4" }
-        devices { resource_name: "neuron" device_ids: "5" }
-        devices { resource_name: "aws.amazon.com/neuroncore" device_ids: "64" }
-        dynamic_resources { claim_name: "c" claim_namespace: "ml"
-          claim_resources { driver_name: "neuron.aws.com" pool_name: "node-a" device_name: "gpu0" }
-          claim_resources { driver_name: "neuron.aws.com" pool_name: "node-a"
-                            device_name: "neurondevice" }
-          claim_resources { driver_name: "neuron.aws.com" pool_name: "node-a"
-                            device_name: "neurondevice1-core4" }
-          claim_resources { driver_name: "neuron.aws.com" pool_name: "node-b"
-                            device_name: "neurondevice5" }
-          claim_resources { driver_name: "neuron.aws.com" pool_name: "node-a"
-                            device_name: "neurondevice99" } } } }
-    pod_resources { name: "train-0" namespace: "ml"
-      containers { name: "main" devices { resource_name: "aws.amazon.com/neuron" device_ids: "4" } } }
-  )pb"),
-                                         Trn2());
+  const PodAttribution a =
+      AttributePods(Reply(R"pb(
+                      pod_resources {
+                        name: ""
+                        namespace: "ml"
+                        containers {
+                          name: "main"
+                          devices { resource_name: "aws.amazon.com/neuron" device_ids: "0" }
+                        }
+                      }
+                      pod_resources {
+                        name: "x"
+                        namespace: ""
+                        containers {
+                          name: "main"
+                          devices { resource_name: "aws.amazon.com/neuron" device_ids: "0" }
+                        }
+                      }
+                      pod_resources {
+                        name: "train-0"
+                        namespace: "ml"
+                        containers {
+                          name: ""
+                          devices { resource_name: "aws.amazon.com/neuron" device_ids: "0" }
+                        }
+                        containers {
+                          name: "main"
+                          devices {
+                            resource_name: "aws.amazon.com/neuron"
+                            device_ids: "16"
+                            device_ids: "-1"
+                            device_ids: "01"
+                            device_ids: "abc"
+                            device_ids: ""
+                            device_ids: "99999999999"
+                            device_ids: "4"
+                            device_ids: "4"
+                          }
+                          devices { resource_name: "neuron" device_ids: "5" }
+                          devices { resource_name: "aws.amazon.com/neuroncore" device_ids: "64" }
+                          dynamic_resources {
+                            claim_name: "c"
+                            claim_namespace: "ml"
+                            claim_resources {
+                              driver_name: "neuron.aws.com"
+                              pool_name: "node-a"
+                              device_name: "gpu0"
+                            }
+                            claim_resources {
+                              driver_name: "neuron.aws.com"
+                              pool_name: "node-a"
+                              device_name: "neurondevice"
+                            }
+                            claim_resources {
+                              driver_name: "neuron.aws.com"
+                              pool_name: "node-a"
+                              device_name: "neurondevice1-core4"
+                            }
+                            claim_resources {
+                              driver_name: "neuron.aws.com"
+                              pool_name: "node-b"
+                              device_name: "neurondevice5"
+                            }
+                            claim_resources {
+                              driver_name: "neuron.aws.com"
+                              pool_name: "node-a"
+                              device_name: "neurondevice99"
+                            }
+                          }
+                        }
+                      }
+                      pod_resources {
+                        name: "train-0"
+                        namespace: "ml"
+                        containers {
+                          name: "main"
+                          devices { resource_name: "aws.amazon.com/neuron" device_ids: "4" }
+                        }
+                      }
+                    )pb"),
+                    Trn2());
   // Only device 4 (listed three times, the pod twice) is real, once per core.
   REQUIRE(a.cores.size() == 8);
   for (int c = 0; c < 8; ++c) CHECK(a.cores[c] == Row(4, c, "main", "aws.amazon.com/neuron"));

@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "lib/assignment/ids.h"
@@ -41,7 +42,10 @@ struct Holders {
   std::set<std::string> containers, resources;
 };
 
-std::string Quoted(const std::string& s) { return absl::StrCat("\"", s.substr(0, 64), "\""); }
+// For the log: hostile names may hold quotes, newlines or megabytes.
+std::string Quoted(const std::string& s) {
+  return absl::StrCat("\"", absl::CHexEscape(s.substr(0, 64)), "\"");
+}
 
 class Builder {
  public:
@@ -55,8 +59,9 @@ class Builder {
     }
     for (const v1::ContainerResources& c : pod.containers()) {
       if (!ValidName(c.name())) {
-        Problem(absl::StrCat("pod ", pod.namespace_(), "/", pod.name(), ": container ",
-                             Quoted(c.name()), " ignored: an empty or over-long name"));
+        Problem(absl::StrCat("pod ", absl::CHexEscape(pod.namespace_()), "/",
+                             absl::CHexEscape(pod.name()), ": container ", Quoted(c.name()),
+                             " ignored: an empty or over-long name"));
         continue;
       }
       const Owner owner{pod.namespace_(), pod.name(), c.name()};
@@ -89,7 +94,8 @@ class Builder {
   }
 
   std::string Where(const Owner& o) const {
-    return absl::StrCat("pod ", o.ns, "/", o.pod, " container ", o.container);
+    return absl::StrCat("pod ", absl::CHexEscape(o.ns), "/", absl::CHexEscape(o.pod), " container ",
+                        absl::CHexEscape(o.container));
   }
 
   const NodeLayout::Device* FindDevice(int index) const {
@@ -155,7 +161,8 @@ class Builder {
 
   void AddClaimDevice(const Owner& o, const v1::DynamicResource& r, const v1::ClaimResource& cr) {
     if (cr.driver_name() != dra::kDriverName) return;  // another driver's device
-    const std::string claim = absl::StrCat("claim ", r.claim_namespace(), "/", r.claim_name());
+    const std::string claim =
+        absl::StrCat("claim ", Quoted(r.claim_namespace()), "/", Quoted(r.claim_name()));
     if (!layout_.pool.empty() && cr.pool_name() != layout_.pool) {
       Problem(absl::StrCat(Where(o), ": ", claim, " device ", Quoted(cr.device_name()),
                            " ignored: pool ", Quoted(cr.pool_name()), " is not this node's"));

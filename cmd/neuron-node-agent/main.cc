@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_split.h"
 #include "lib/agent/app.h"
+#include "lib/agent/pod_attribution_source.h"
 #include "lib/base/clock.h"
 #include "lib/base/env.h"
 #include "lib/base/fatal_signals.h"
@@ -29,6 +30,7 @@ int main(int argc, char** argv) {
   // free and keeps the later ones on the heap.
   mallopt(M_MMAP_THRESHOLD, 128 * 1024);
   neuron::agent::AgentOptions opts;
+  opts.pod_resources_socket = neuron::agent::kDefaultPodResourcesSocket;
   opts.listen = "0.0.0.0:" + neuron::EnvOr("PORT", "8000");
   std::string log_level = "info";
   bool log_json = false;
@@ -94,6 +96,10 @@ int main(int argc, char** argv) {
              "into pods (registered with the kubelet under --kubelet-dir).");
   flags.String("kubelet-dir", &opts.cache.kubelet_dir,
                "The kubelet's root directory (plugins/, plugins_registry/, pods/).");
+  flags.String("pod-resources-socket", &opts.pod_resources_socket,
+               "The kubelet's PodResources socket (as this container sees it, like --kubelet-dir; "
+               "<kubelet-dir>/pod-resources/kubelet.sock), asked every --interval which pod holds "
+               "each NeuronCore: the neuron_core_allocation series. Empty = off.");
   flags.String("csi-host-plugins-dir", &opts.cache.host_plugins_dir,
                "<kubelet-dir>/plugins as the kubelet sees it, when this container mounts it "
                "elsewhere; empty = the same path.");

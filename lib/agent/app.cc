@@ -2,6 +2,7 @@
 
 #include <malloc.h>
 
+#include <algorithm>
 #include <atomic>
 #include <filesystem>
 #include <thread>
@@ -9,10 +10,12 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
+#include "lib/agent/allocation_collector.h"
 #include "lib/agent/collector.h"
 #include "lib/agent/inventory_json.h"
 #include "lib/agent/node_label_publisher.h"
 #include "lib/agent/node_labels.h"
+#include "lib/agent/pod_attribution_source.h"
 #include "lib/base/startup_pages.h"
 #include "lib/base/status_macros.h"
 #include "lib/base/stop.h"
@@ -41,6 +44,8 @@ struct App::State {
   std::unique_ptr<inventory::Watcher> watcher;
   std::shared_ptr<prometheus::Registry> registry = std::make_shared<prometheus::Registry>();
   std::shared_ptr<InventoryCollector> collector;
+  std::unique_ptr<PodAttributionSource> attribution;          // null: pod attribution off
+  std::shared_ptr<AllocationCollector> allocation_collector;  // with `attribution`
   std::unique_ptr<NodeLabelPublisher> node_labels;  // null: UltraServer labels not published
   std::unique_ptr<CacheSide> caches;                // null: compile caches off
   prometheus::Histogram* scrape_duration = nullptr;
@@ -142,6 +147,23 @@ struct App::State {
     return absl::OkStatus();
   }
 
+  // Pod attribution, polled in the scan loop: List right before the page is rendered, so a
+  // pod that ended is gone from the next page.
+  void OpenPodAttribution() {
+    if (options.pod_resources_socket.empty()) {
+      spdlog::info("pod attribution off (--pod-resources-socket is empty)");
+      return;
+    }
+    PodAttributionSourceOptions o;
+    o.socket = options.pod_resources_socket;
+    o.interval = options.interval;
+    // Bounded by the interval so a hung kubelet cannot stall the scans for long.
+    o.deadline = std::clamp(options.interval / 2, absl::Milliseconds(250), absl::Seconds(2));
+    attribution = std::make_unique<PodAttributionSource>(std::move(o), clock);
+    allocation_collector =
+        std::make_shared<AllocationCollector>([this] { return attribution->Snapshot(); });
+  }
+
   // The agent's own metrics, beside the inventory's.
   void RegisterSelfMetrics() {
     scrape_duration =
@@ -234,6 +256,7 @@ struct App::State {
     watcher->Poll();
     scan_duration->Set(absl::ToDoubleSeconds(absl::Now() - start));
     scans->Increment();
+    if (attribution) attribution->Poll(NodeLayoutFrom(watcher->Current()));
     if (collector) RenderPage();
   }
 
@@ -242,7 +265,7 @@ struct App::State {
   void RenderPage() {
     absl::MutexLock render_lock(&render_mu);
     auto gzip = std::make_shared<const std::string>(
-        httpserver::GzipCompress(metrics::Expose({collector, registry})));
+        httpserver::GzipCompress(metrics::Expose({collector, allocation_collector, registry})));
     {
       absl::MutexLock lock(&page_mu);
       page_gzip = std::move(gzip);
@@ -263,6 +286,7 @@ absl::Status App::Start() {
   if (absl::Status st = s.OpenHost(); !st.ok()) return st;
   s.RegisterSelfMetrics();
   s.OpenNodeLabels();
+  s.OpenPodAttribution();
   s.watcher->Subscribe([&s](const inventory::Inventory& inv) {
     int healthy = 0;
     for (const auto& d : inv.devices) healthy += d.healthy ? 1 : 0;

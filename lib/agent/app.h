@@ -48,6 +48,9 @@ struct AgentOptions {
   absl::Duration label_check_interval = absl::Minutes(10);  // read back and restore if changed
   // Compiled-model caches (NeuronCache): off while cache.cache_dir is empty.
   CacheSideOptions cache;
+  // The kubelet's PodResources socket, asked once per `interval` which pod holds each core
+  // (neuron_core_allocation, allocation_collector.h); "" = no pod attribution.
+  std::string pod_resources_socket;
 };
 
 class App {

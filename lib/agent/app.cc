@@ -1,7 +1,5 @@
 #include "lib/agent/app.h"
 
-#include <malloc.h>
-
 #include <algorithm>
 #include <atomic>
 #include <filesystem>
@@ -19,6 +17,7 @@
 #include "lib/base/startup_pages.h"
 #include "lib/base/status_macros.h"
 #include "lib/base/stop.h"
+#include "lib/base/trim_heap.h"
 #include "lib/httpserver/gzip.h"
 #include "lib/httpserver/http_server.h"
 #include "lib/inventory/emulation.h"
@@ -272,7 +271,7 @@ struct App::State {
     }
     // Rendering allocates a few MiB of short-lived families; hand the freed pages back to the
     // kernel instead of keeping them resident until the next scan (glibc keeps them otherwise).
-    malloc_trim(0);
+    TrimHeap();
   }
 };
 

@@ -1,7 +1,6 @@
 // File: lib/extender/service.cc
 #include "lib/extender/service.h"
 
-#include <malloc.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -13,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
+#include "lib/base/trim_heap.h"
 #include "lib/extender/filter_answer.h"
 #include "prometheus/counter.h"
 #include "prometheus/histogram.h"
@@ -235,7 +235,7 @@ class Service::HeapTrimmer {
         if (stop_) return;
         pending_ = false;
       }
-      malloc_trim(0);
+      TrimHeap();
     }
   }
   bool Woken() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return pending_ || stop_; }

@@ -1,9 +1,9 @@
 // File: lib/extender/view_feed.cc
 #include "lib/extender/view_feed.h"
 
-#include <malloc.h>
 #include <spdlog/spdlog.h>
 
+#include "lib/base/trim_heap.h"
 #include "lib/k8s/resource.h"
 
 namespace neuron::extender {
@@ -73,7 +73,7 @@ void ViewFeed::OnReplace(std::vector<nlohmann::json> items, const std::string& r
                source_ == Source::kNodes ? "nodes" : "pods", n, resource_version);
   // A list's pages were parsed and dropped: give the freed heap back to the OS instead of
   // keeping the high-water mark of the largest list for the life of the process.
-  malloc_trim(0);
+  TrimHeap();
   synced_.store(true);
 }
 

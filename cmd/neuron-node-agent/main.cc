@@ -30,7 +30,7 @@ int main(int argc, char** argv) {
   // free and keeps the later ones on the heap.
   mallopt(M_MMAP_THRESHOLD, 128 * 1024);
   neuron::agent::AgentOptions opts;
-  opts.pod_resources_socket = neuron::agent::kDefaultPodResourcesSocket;
+  opts.pod_resources_socket = neuron::agent::kPodResourcesSocketUnderKubeletDir;
   opts.listen = "0.0.0.0:" + neuron::EnvOr("PORT", "8000");
   std::string log_level = "info";
   bool log_json = false;
@@ -97,9 +97,9 @@ int main(int argc, char** argv) {
   flags.String("kubelet-dir", &opts.cache.kubelet_dir,
                "The kubelet's root directory (plugins/, plugins_registry/, pods/).");
   flags.String("pod-resources-socket", &opts.pod_resources_socket,
-               "The kubelet's PodResources socket (as this container sees it, like --kubelet-dir; "
-               "<kubelet-dir>/pod-resources/kubelet.sock), asked every --interval which pod holds "
-               "each NeuronCore: the neuron_core_allocation series. Empty = off.");
+               "The kubelet's PodResources socket (as this container sees it, like --kubelet-dir), "
+               "asked every --interval which pod holds each NeuronCore: the "
+               "neuron_core_allocation series. Empty = off.");
   flags.String("csi-host-plugins-dir", &opts.cache.host_plugins_dir,
                "<kubelet-dir>/plugins as the kubelet sees it, when this container mounts it "
                "elsewhere; empty = the same path.");
@@ -121,6 +121,8 @@ int main(int argc, char** argv) {
   if (auto outcome = flags.Parse(argc, argv); outcome != neuron::FlagSet::kRun) {
     return outcome == neuron::FlagSet::kHelp ? 0 : 2;
   }
+  opts.pod_resources_socket =
+      neuron::agent::ResolvePodResourcesSocket(opts.pod_resources_socket, opts.cache.kubelet_dir);
   if (absl::Status s = neuron::InitLogging("neuron-node-agent", log_level, log_json); !s.ok()) {
     std::fprintf(stderr, "neuron-node-agent: %s\n", std::string(s.message()).c_str());
     return 2;

@@ -20,6 +20,7 @@ struct OtherInfoName {
   const char* driver_name;
   const char* family;
   const char* help;
+  double scale = 1;  // driver value * scale = exported value (to the family's base unit)
 };
 constexpr OtherInfoName kOtherInfo[] = {
     {"flop_count", "neuron_core_flops_total",
@@ -32,9 +33,14 @@ constexpr OtherInfoName kOtherInfo[] = {
      "Core resets requested (driver reset_req_count)."},
     {"reset_fail_count", "neuron_core_reset_failures_total",
      "Core resets that failed (driver reset_fail_count)."},
-    // The driver does not document this counter's unit, so it is exported as a raw count.
-    {"nc_time_in_use", "neuron_core_time_in_use_total",
-     "Driver nc_time_in_use counter (unit undocumented by the driver)."},
+    // Busy time: the Neuron sysfs user guide gives nc_time_in_use in microseconds of execution
+    // on hardware; its `total` accumulates since the driver loaded (write-to-clear), so its rate
+    // is the core's busy ratio. Exported in seconds, Prometheus' base unit, for exactly that:
+    // rate(neuron_core_busy_seconds_total[w]) is the fraction of w the core was executing.
+    {"nc_time_in_use", "neuron_core_busy_seconds_total",
+     "Time the core spent executing on hardware (driver nc_time_in_use, microseconds, in "
+     "seconds); its rate is the core's busy ratio.",
+     1e-6},
 };
 
 std::string DeviceIdHex(uint16_t id) { return absl::StrFormat("%04x", id); }
@@ -170,7 +176,8 @@ class DeviceFamilies {
       bool known = false;
       for (size_t i = 0; i < std::size(kOtherInfo); ++i) {
         if (name == kOtherInfo[i].driver_name) {
-          other_[i].Add({{"device", dev}, {"core", core}}, static_cast<double>(v));
+          other_[i].Add({{"device", dev}, {"core", core}},
+                        static_cast<double>(v) * kOtherInfo[i].scale);
           known = true;
         }
       }

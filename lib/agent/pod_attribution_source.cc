@@ -20,6 +20,13 @@ constexpr int kMaxMessageBytes = 16 * 1024 * 1024;
 
 }  // namespace
 
+std::string ResolvePodResourcesSocket(const std::string& flag, const std::string& kubelet_dir) {
+  if (flag != kPodResourcesSocketUnderKubeletDir) return flag;
+  std::string dir = kubelet_dir;
+  while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+  return absl::StrCat(dir, "/pod-resources/kubelet.sock");
+}
+
 absl::StatusOr<v1::ListPodResourcesResponse> ListPodResources(const std::string& socket,
                                                               absl::Duration deadline) {
   grpc::ChannelArguments args;

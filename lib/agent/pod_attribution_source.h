@@ -28,8 +28,13 @@
 
 namespace neuron::agent {
 
-// The kubelet's PodResources socket at the default kubelet root.
-inline constexpr char kDefaultPodResourcesSocket[] = "/var/lib/kubelet/pod-resources/kubelet.sock";
+// --pod-resources-socket's default, as --help shows it: the socket under --kubelet-dir.
+inline constexpr char kPodResourcesSocketUnderKubeletDir[] =
+    "<kubelet-dir>/pod-resources/kubelet.sock";
+
+// The socket to ask: `flag` as given, or for kPodResourcesSocketUnderKubeletDir the kubelet's own
+// path under `kubelet_dir`, so a kubelet with another --root-dir needs one flag, not two.
+std::string ResolvePodResourcesSocket(const std::string& flag, const std::string& kubelet_dir);
 
 // One PodResources v1 List on the unix socket `socket`, failing after `deadline`. A fresh
 // channel per call, so a restarted kubelet is reached at the next call (no reconnect backoff).

@@ -13,6 +13,9 @@ namespace {
 
 constexpr int kMetricsPort = 8000;
 constexpr char kFeaturesDir[] = "/etc/kubernetes/node-feature-discovery/features.d";
+// The kubelet's PodResources directory under spec.kubeletRootDir: which pod holds which core
+// (the neuron_core_allocation series). Mounted whole, as the kubelet recreates the socket.
+constexpr char kPodResourcesDir[] = "pod-resources";
 
 // The agent's account: it merge-patches AWS's UltraServer labels on its own Node
 // (lib/agent/node_label_publisher.h), so it needs nodes get and patch (RBAC cannot narrow that
@@ -37,11 +40,14 @@ void AddMetrics(const DeviceConfig& dc, const ClusterApis& apis, const OperatorS
   // spec.nodeMetricsImage names the seed's neuron-monitor, which this DaemonSet does not run.
   const std::string image =
       dc.spec.node_agent_image.empty() ? s.default_node_agent_image : dc.spec.node_agent_image;
+  const std::string pod_resources = KubeletPath(dc, kPodResourcesDir);
   json container = {
       {"name", "node-agent"},
       {"image", image},
       {"command", {"/usr/local/bin/neuron-node-agent"}},
-      {"args", {"--host-root=/host", std::string("--features-dir=") + kFeaturesDir}},
+      {"args",
+       {"--host-root=/host", std::string("--features-dir=") + kFeaturesDir,
+        "--pod-resources-socket=" + pod_resources + "/kubelet.sock"}},
       {"env", json::array({FieldRefEnv("NODE_NAME", "spec.nodeName"),
                            {{"name", "PORT"}, {"value", std::to_string(kMetricsPort)}}})},
       {"ports",
@@ -61,9 +67,11 @@ void AddMetrics(const DeviceConfig& dc, const ClusterApis& apis, const OperatorS
       {"volumeMounts",
        json::array({{{"name", "host-sys"}, {"mountPath", "/host/sys"}, {"readOnly", true}},
                     NeuronOptMount(),
-                    {{"name", "features-d"}, {"mountPath", kFeaturesDir}}})}};
+                    {{"name", "features-d"}, {"mountPath", kFeaturesDir}},
+                    {{"name", "pod-resources"}, {"mountPath", pod_resources}}})}};
   json volumes = json::array({HostPathVolume("host-sys", "/sys"), NeuronOptVolume(),
-                              HostPathVolume("features-d", kFeaturesDir, "DirectoryOrCreate")});
+                              HostPathVolume("features-d", kFeaturesDir, "DirectoryOrCreate"),
+                              HostPathVolume("pod-resources", pod_resources)});
   AddEmulation(dc, container, volumes);
   // It keeps reporting through a driver upgrade: the upgrade taint must not evict it.
   json tolerations = NeuronTolerations();

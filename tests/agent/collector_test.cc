@@ -33,7 +33,7 @@ inventory::Inventory TwoDevices() {
       core.status_total = {{"success", 10}, {"failure", 1}};
       core.status_present = {{"success", 2}};
       core.device_mem = {{"tensors", {.total = 100, .present = 50, .peak = 80}}};
-      core.other_info = {{"flop_count", 7}, {"nc_time_in_use", 9}, {"brand_new_counter", 1}};
+      core.other_info = {{"flop_count", 7}, {"nc_time_in_use", 2500000}, {"brand_new_counter", 1}};
       d.cores.push_back(core);
     }
     inv.devices.push_back(d);
@@ -86,7 +86,8 @@ TEST_CASE("collector exports the required families with their labels", "[agent]"
   CHECK(Has(text,
             "neuron_core_memory_total_bytes{device=\"0\",core=\"1\",category=\"tensors\"} 100"));
   CHECK(Has(text, "neuron_core_flops_total{device=\"0\",core=\"0\"} 7"));
-  CHECK(Has(text, "neuron_core_time_in_use_total{device=\"1\",core=\"0\"} 9"));
+  // nc_time_in_use is microseconds; the family is seconds.
+  CHECK(Has(text, "neuron_core_busy_seconds_total{device=\"1\",core=\"0\"} 2.5"));
   CHECK(Has(text,
             "neuron_core_other_info_total{device=\"0\",core=\"0\",name=\"brand_new_counter\"} 1"));
   const absl::Status promtool = testing::PromtoolCheck(text);

@@ -112,3 +112,19 @@ TEST_CASE("ListPodResources asks the kubelet over its unix socket, or says why n
 
 }  // namespace
 }  // namespace neuron::agent
+
+namespace neuron::agent {
+namespace {
+
+TEST_CASE("the default PodResources socket follows --kubelet-dir; a given one is kept",
+          "[agent][pod-attribution]") {
+  CHECK(ResolvePodResourcesSocket(kPodResourcesSocketUnderKubeletDir, "/var/lib/kubelet") ==
+        "/var/lib/kubelet/pod-resources/kubelet.sock");
+  CHECK(ResolvePodResourcesSocket(kPodResourcesSocketUnderKubeletDir, "/var/lib/kubelet-1.34/") ==
+        "/var/lib/kubelet-1.34/pod-resources/kubelet.sock");
+  CHECK(ResolvePodResourcesSocket("/run/pr.sock", "/var/lib/kubelet-1.34") == "/run/pr.sock");
+  CHECK(ResolvePodResourcesSocket("", "/var/lib/kubelet").empty());  // off stays off
+}
+
+}  // namespace
+}  // namespace neuron::agent

@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "catch2/catch.hpp"
 #include "lib/agent/node_labels.h"
 #include "lib/topology/shapes.h"
@@ -218,6 +219,17 @@ TEST_CASE("DaemonSets schedule on Neuron nodes and run what the binaries accept"
       if (!emulated) CHECK(args.count("host-root") == 1);
     } else {
       ++agents;
+      // PodResources (the neuron_core_allocation series): the socket's directory, or the whole
+      // kubelet dir holding it, comes from the host's.
+      REQUIRE(args.count("pod-resources-socket") == 1);
+      const std::string socket = args.at("pod-resources-socket");
+      const std::string pr = fs::path(socket).parent_path().string();
+      const bool own = mounts.count(pr) == 1 && mounts.at(pr) == "hostPath:" + pr;
+      const bool whole = mounts.count("/var/lib/kubelet") == 1 &&
+                         mounts.at("/var/lib/kubelet") == "hostPath:/var/lib/kubelet" &&
+                         absl::StartsWith(socket, "/var/lib/kubelet/");
+      CAPTURE(socket);
+      CHECK((own || whole));
     }
   }
   CHECK(plugins == 2);  // hardware + emulated

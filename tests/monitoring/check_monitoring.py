@@ -136,7 +136,7 @@ def alert_blocks(rules):
     return blocks
 
 
-def check_alerts(rules, defined):
+def check_alerts(rules, defined, records):
     blocks = alert_blocks(rules)
     expect(len(blocks) > 0, "the rules define alerts")
     for name, lines in blocks.items():
@@ -150,12 +150,35 @@ def check_alerts(rules, defined):
         expect(any(l.lstrip().startswith("#") for l in lines),
                f"{name}: a comment says why its threshold is what it is")
     exprs = yaml_blocks(rules, "expr")
-    expect(len(exprs) == len(blocks), f"every rule has an expr ({len(exprs)} for {len(blocks)})")
+    expect(len(exprs) == len(blocks) + len(records),
+           f"every rule has an expr ({len(exprs)} for {len(blocks)} alerts and {len(records)} records)")
     text = "\n".join(l for l in rules.splitlines() if not l.lstrip().startswith("#"))
     bad = unknown_names(text, defined)
     expect(not bad, "rule exprs and annotations name only metrics lib/ defines"
            + (f": unknown {bad}" if bad else ""))
     return sorted(blocks)
+
+
+def recorded_names(rules):
+    """The `record:` names of the recording rules, each level:metric:operations with a colon."""
+    names = [m.group(1) for m in re.finditer(r"^\s*- record:\s*(\S+)\s*$", rules, re.M)]
+    for n in names:
+        expect(names.count(n) == 1, f"recording rule {n} is defined once")
+        expect(re.fullmatch(r"[a-z_]+:[a-z_]+:[a-z_0-9]+", n) is not None,
+               f"recording rule {n} is named level:metric:operations")
+    return names
+
+
+RECORDED_RE = re.compile(r"[a-z_]+:[a-z_]+:[a-z_0-9]+")
+
+
+def check_records_tested(records, test_text):
+    """Every recording rule has a promql_expr_test whose expr names it."""
+    tested = set()
+    for expr in re.findall(r"^\s*- expr:\s*(.+?)\s*$", test_text, re.M):
+        tested.update(RECORDED_RE.findall(expr))
+    for r in records:
+        expect(r in tested, f"recording rule {r}: a promql_expr_test evaluates it")
 
 
 # ---------------------------------------------------------------- promtool unit tests, textually
@@ -199,7 +222,7 @@ def refers_to_variable(ds):
     return isinstance(ds, dict) and ds.get("uid") in ("$datasource", "${datasource}")
 
 
-def check_dashboard(path, defined):
+def check_dashboard(path, defined, records):
     try:
         with open(path, encoding="utf-8") as fh:
             dash = json.load(fh)
@@ -256,6 +279,9 @@ def check_dashboard(path, defined):
             bad = unknown_names(expr, defined)
             expect(not bad, f"panel {title!r} target {t.get('refId')}: metrics defined in lib/"
                    + (f": unknown {bad}" if bad else ""))
+            missing = sorted(set(RECORDED_RE.findall(expr)) - set(records))
+            expect(not missing, f"panel {title!r} target {t.get('refId')}: recorded series the "
+                   "rules define" + (f": unknown {missing}" if missing else ""))
             names.update(NAME_RE.findall(expr))
     expect(not overlaps, "panels do not overlap" + (f": {overlaps}" if overlaps else ""))
     return names
@@ -272,13 +298,15 @@ def main():
 
     with open(os.path.join(mon, "prometheus-rule.yaml"), encoding="utf-8") as fh:
         rules = check_rule_object(fh.read())
-    alerts = check_alerts(rules, defined)
+    records = recorded_names(rules)
+    alerts = check_alerts(rules, defined, records)
 
     test_path = os.path.join(src, "tests", "monitoring", "rules_test.yaml")
     with open(test_path, encoding="utf-8") as fh:
         test_text = fh.read()
     expect(re.search(r"^rule_files:\s*\n\s*- RULES_FILE\s*$", test_text, re.M) is not None,
            "rules_test.yaml: rule_files is the RULES_FILE placeholder")
+    check_records_tested(records, test_text)
     seen = tested_alerts(test_text)
     for a in alerts:
         fires, held = seen.get(a, (False, False))
@@ -287,7 +315,7 @@ def main():
     for a in sorted(set(seen) - set(alerts)):
         expect(False, f"rules_test.yaml tests {a}, which the rules do not define")
 
-    check_dashboard(os.path.join(mon, "grafana-dashboard.json"), defined)
+    check_dashboard(os.path.join(mon, "grafana-dashboard.json"), defined, records)
 
     promtool = shutil.which("promtool")
     if promtool is None:

@@ -111,6 +111,16 @@ TEST_CASE("the device plugin's PodResources socket follows kubeletRootDir, its o
   }
 }
 
+TEST_CASE("the node agent asks the PodResources socket under kubeletRootDir, mounted",
+          "[operator][children][kubelet]") {
+  for (Allocation a : {Allocation::kDevicePlugin, Allocation::kDra}) {
+    const std::vector<Child> children = DesiredChildren(Dra(a), DraServed(), {});
+    const json& pod = PodSpec(Find(children, "DaemonSet", "neuron-node-metrics"));
+    CheckPod(pod, {"--pod-resources-socket=/var/lib/k0s/kubelet/pod-resources/kubelet.sock",
+                   "/var/lib/k0s/kubelet/pod-resources"});
+  }
+}
+
 TEST_CASE("AWS's DRA driver is told the directories in its own environment variables",
           "[operator][children][kubelet]") {
   DeviceConfig dc = Sample();

@@ -11,7 +11,7 @@ PACKAGES=(
   catch2 libbenchmark-dev
   clang-14 libclang-rt-14-dev
   clang-format clang-tidy-14
-  prometheus curl python3
+  prometheus curl python3 python3-jsonschema
   skopeo docker-registry apache2-utils libarchive-dev
 )
 

@@ -167,7 +167,8 @@ absl::Status JsonError(absl::string_view where, error_code e) {
 absl::Status JsonErrorAt(absl::string_view where, error_code e, od::document& doc,
                          const JsonInput& in) {
   const char* at = nullptr;
-  if (doc.current_location().get(at) != simdjson::SUCCESS || at < in.data() ||
+  // A document that never started (or was abandoned on an error) has no location to tell.
+  if (!doc.is_alive() || doc.current_location().get(at) != simdjson::SUCCESS || at < in.data() ||
       at > in.data() + in.size()) {
     return JsonError(where, e);
   }
@@ -189,12 +190,16 @@ error_code RawJson(od::value v, std::string_view* out) {
   if (type == od::json_type::object) {
     od::object o;
     if (error_code e = v.get_object().get(o)) return e;
-    return o.raw_json().get(*out);
+    if (error_code e = o.raw_json().get(*out)) return e;
+    *out = StripTrailingSpace(*out);  // the view runs to the next token
+    return simdjson::SUCCESS;
   }
   if (type == od::json_type::array) {
     od::array a;
     if (error_code e = v.get_array().get(a)) return e;
-    return a.raw_json().get(*out);
+    if (error_code e = a.raw_json().get(*out)) return e;
+    *out = StripTrailingSpace(*out);
+    return simdjson::SUCCESS;
   }
   const std::string_view token = v.raw_json_token();
   json scalar;  // the token validated (On-Demand checks a scalar only when it is read)

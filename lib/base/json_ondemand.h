@@ -29,6 +29,8 @@
 
 namespace neuron {
 
+struct JsonKeep;  // lib/base/json_prune.h
+
 // Grows `s`'s capacity so that a JsonInput of it needs no copy.
 void ReserveJsonPadding(std::string& s);
 
@@ -80,6 +82,11 @@ simdjson::error_code ReadJsonTree(simdjson::ondemand::value v, int max_depth, nl
 // The document's root whole (any type, scalars too).
 simdjson::error_code ReadJsonTree(simdjson::ondemand::document& doc, int max_depth,
                                   nlohmann::json* out);
+
+// `v` pruned to `keep` (lib/base/json_prune.h), for a reader already iterating a document: a
+// list's items one by one.
+simdjson::error_code ReadPrunedJson(simdjson::ondemand::value v, const JsonKeep& keep,
+                                    int max_depth, nlohmann::json* out);
 
 // The exact text of `v` (a member's or an item's value), consuming it. For scalars the text of
 // the token without the whitespace after it.

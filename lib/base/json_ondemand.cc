@@ -208,6 +208,8 @@ error_code RawJson(od::value v, std::string_view* out) {
   return simdjson::SUCCESS;
 }
 
+std::string_view JsonTokenText(od::value& v) { return StripTrailingSpace(v.raw_json_token()); }
+
 error_code ExpectEnd(od::document& doc) {
   const char* next = nullptr;
   const error_code e = doc.current_location().get(next);

@@ -92,6 +92,10 @@ simdjson::error_code ReadPrunedJson(simdjson::ondemand::value v, const JsonKeep&
 // the token without the whitespace after it.
 simdjson::error_code RawJson(simdjson::ondemand::value v, std::string_view* out);
 
+// The text of the scalar token `v` starts with, without the whitespace after it (not consumed,
+// not validated: a caller that uses it knows why that is enough).
+std::string_view JsonTokenText(simdjson::ondemand::value& v);
+
 // Whether only whitespace follows the root value (call once the root is consumed).
 simdjson::error_code ExpectEnd(simdjson::ondemand::document& doc);
 

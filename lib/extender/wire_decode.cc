@@ -133,8 +133,9 @@ absl::Status ReadStringMap(const Body& b, od::value& v, const char* what,
     if (error_code e = field.unescaped_key().get(key)) return b.Error(what, e);
     std::string& slot = (*out)[std::string(key)];
     error_code e = field.value().get_string().get(value);
-    if (e == simdjson::INCORRECT_TYPE)
+    if (e == simdjson::INCORRECT_TYPE) {
       return b.Wrong(absl::StrCat(what, " values must be strings"));
+    }
     if (e) return b.Error(absl::StrCat(what, ".", absl::string_view(key.data(), key.size())), e);
     slot.assign(value);
   }

@@ -1,6 +1,7 @@
 // File: lib/base/json_ondemand.cc
 #include "lib/base/json_ondemand.h"
 
+#include <mutex>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -12,14 +13,38 @@ namespace od = simdjson::ondemand;
 using nlohmann::json;
 using simdjson::error_code;
 
-// A parser keeps buffers of about six bytes per byte of its largest document; past this size
-// they are freed after the parse instead of being kept for the thread's next one.
+// A parser keeps buffers of about six bytes per byte of its largest document (a few of them
+// touched). Documents up to this size are read by the thread's own parser, kept between parses.
 constexpr size_t kReuseLimit = size_t{4} << 20;
+constexpr size_t kMinCapacity = size_t{64} << 10;
 
 struct ThreadParser {
   od::parser parser;
   bool busy = false;
 };
+
+// Larger documents (a full-Nodes request: 27 MB) share one parser and one buffer for a padded
+// copy, one document at a time: fresh ones for each would be page-faulted in again every time
+// (that was most of such a request's cost), and one per thread would keep tens of MiB per
+// server thread.
+struct LargeParser {
+  std::mutex mu;
+  od::parser parser;
+  std::string copy;
+};
+
+LargeParser& TheLargeParser() {
+  static auto* p = new LargeParser();  // never destroyed: threads may parse during exit
+  return *p;
+}
+
+// Whether this thread holds the LargeParser: a large parse inside a large one must not wait.
+thread_local bool t_holding_large = false;
+
+std::unique_lock<std::mutex> LockLarge() {
+  t_holding_large = true;
+  return std::unique_lock<std::mutex>(TheLargeParser().mu);
+}
 
 ThreadParser& ThisThreadParser() {
   thread_local ThreadParser p;
@@ -127,36 +152,63 @@ error_code ReadTree(V& v, int depth_left, json* out) {
 
 void ReserveJsonPadding(std::string& s) { s.reserve(s.size() + simdjson::SIMDJSON_PADDING); }
 
-JsonInput::JsonInput(std::string_view text) : copy_(text.data(), text.size()), view_(copy_) {}
-
-JsonInput::JsonInput(const std::string& text) {
-  if (text.capacity() - text.size() >= simdjson::SIMDJSON_PADDING) {
-    view_ = simdjson::padded_string_view(text.data(), text.size(), text.capacity());
-  } else {
+JsonInput::JsonInput(std::string_view text) {
+  if (text.size() <= kReuseLimit || t_holding_large) {
     copy_ = simdjson::padded_string(text.data(), text.size());
     view_ = simdjson::padded_string_view(copy_);
+    return;
+  }
+  large_ = LockLarge();
+  std::string& copy = TheLargeParser().copy;
+  copy.reserve(text.size() + simdjson::SIMDJSON_PADDING);
+  copy.assign(text.data(), text.size());
+  view_ = simdjson::padded_string_view(copy.data(), copy.size(), copy.capacity());
+}
+
+JsonInput::JsonInput(const std::string& text)
+    : JsonInput(text.capacity() - text.size() >= simdjson::SIMDJSON_PADDING
+                    ? std::string_view()
+                    : std::string_view(text)) {
+  if (text.capacity() - text.size() >= simdjson::SIMDJSON_PADDING) {
+    view_ = simdjson::padded_string_view(text.data(), text.size(), text.capacity());
   }
 }
 
-JsonParser::JsonParser() {
-  ThreadParser& mine = ThisThreadParser();
-  if (!mine.busy) {
-    mine.busy = true;
-    parser_ = &mine.parser;
-  } else {  // a parse inside another on this thread: the outer document keeps its parser
-    own_ = std::make_unique<od::parser>();
-    parser_ = own_.get();
-  }
+JsonInput::~JsonInput() {
+  if (large_.owns_lock()) t_holding_large = false;
 }
 
 JsonParser::~JsonParser() {
-  if (own_) return;
+  if (large_.owns_lock()) t_holding_large = false;
+  if (own_ || parser_ == nullptr || parser_ == &TheLargeParser().parser) return;
+  ThisThreadParser().busy = false;
+}
+
+od::parser* JsonParser::Choose(const JsonInput& in) {
+  if (in.large_.owns_lock()) return &TheLargeParser().parser;  // locked with the copy
+  if (in.size() > kReuseLimit && !t_holding_large) {
+    large_ = LockLarge();
+    return &TheLargeParser().parser;
+  }
   ThreadParser& mine = ThisThreadParser();
-  if (mine.parser.capacity() > kReuseLimit) mine.parser = od::parser();
-  mine.busy = false;
+  if (!mine.busy) {
+    mine.busy = true;
+    return &mine.parser;
+  }
+  // A parse inside another on this thread: the outer document keeps its parser.
+  own_ = std::make_unique<od::parser>();
+  return own_.get();
 }
 
 simdjson::simdjson_result<od::document> JsonParser::Iterate(const JsonInput& in) {
+  if (parser_ == nullptr) parser_ = Choose(in);
+  // simdjson grows its buffers to exactly the document's size: requests a few bytes longer
+  // than the last would reallocate them each time. Grow to a power of two instead.
+  if (parser_->capacity() < in.size()) {
+    size_t capacity = kMinCapacity;
+    while (capacity < in.size()) capacity *= 2;
+    if (simdjson::error_code e = parser_->allocate(capacity, parser_->max_depth())) return e;
+  }
   return parser_->iterate(in.view());
 }
 

@@ -3,8 +3,8 @@
 // what is read and passes over the rest with SIMD, building no tree):
 //  - padded input: simdjson reads SIMDJSON_PADDING bytes past the end of the text. JsonInput
 //    views a std::string whose capacity already has them, else holds a padded copy;
-//  - a parser per thread, reused (its buffers sized to the document), or one of its own for a
-//    nested parse or a large document, whose buffers are then freed;
+//  - a parser per thread, reused (its buffers sized to the document), one shared for large
+//    documents, or one of its own for a nested parse;
 //  - errors as absl::Status saying where (a path the caller names) and what was wrong;
 //  - values read whole as nlohmann trees, nesting limited (On-Demand does not count depth; what
 //    it passes over it skips iteratively, so deep nesting there costs no stack).
@@ -14,6 +14,7 @@
 #include <simdjson.h>
 
 #include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
 
@@ -36,11 +37,13 @@ void ReserveJsonPadding(std::string& s);
 
 class JsonInput {
  public:
-  // A padded copy of `text` (its buffer is not the caller's to pad).
+  // A padded copy of `text` (its buffer is not the caller's to pad). A large one is copied into
+  // a buffer shared with the large-document parser, held (one at a time) while this lives.
   explicit JsonInput(std::string_view text);
   // A view of `text` when its capacity has the padding, else a padded copy. `text` must outlive
   // this and must not change meanwhile.
   explicit JsonInput(const std::string& text);
+  ~JsonInput();
   JsonInput(const JsonInput&) = delete;
   JsonInput& operator=(const JsonInput&) = delete;
 
@@ -49,15 +52,21 @@ class JsonInput {
   size_t size() const { return view_.size(); }
 
  private:
+  friend class JsonParser;
+
   simdjson::padded_string copy_;
   simdjson::padded_string_view view_;
+  std::unique_lock<std::mutex> large_;
 };
 
-// A parser for one document at a time: the thread's own when it is free and the document is
-// not large, else one of its own. Documents it returns live as long as it and their input.
+// A parser for one document at a time, chosen at the first Iterate: the thread's own (kept
+// between parses) when it is free and the document is not large; one shared by all threads,
+// one parse at a time, for large documents (held until this and a JsonInput that copied into
+// it are destroyed: declare the input first); else one of its own (a parse inside another).
+// Documents it returns live as long as it and their input.
 class JsonParser {
  public:
-  JsonParser();
+  JsonParser() = default;
   ~JsonParser();
   JsonParser(const JsonParser&) = delete;
   JsonParser& operator=(const JsonParser&) = delete;
@@ -65,8 +74,11 @@ class JsonParser {
   simdjson::simdjson_result<simdjson::ondemand::document> Iterate(const JsonInput& in);
 
  private:
+  simdjson::ondemand::parser* Choose(const JsonInput& in);
+
   simdjson::ondemand::parser* parser_ = nullptr;
   std::unique_ptr<simdjson::ondemand::parser> own_;
+  std::unique_lock<std::mutex> large_;
 };
 
 // InvalidArgument "<where>: <what simdjson found>".

@@ -17,10 +17,17 @@ void AddParam(std::string& path, const char* key, const std::string& value) {
 
 std::string NameOf(const nlohmann::json& obj) { return StringAt(obj, {"metadata", "name"}); }
 
+// Far deeper than any API object (a CRD's schema is the deepest), shallow enough for the
+// recursive readers of a tree.
+constexpr int kMaxBodyDepth = 512;
+
 absl::StatusOr<nlohmann::json> ParseBody(const std::string& body) {
   if (body.empty()) return nlohmann::json::object();
-  auto j = nlohmann::json::parse(body, nullptr, false);
-  if (j.is_discarded()) return absl::DataLossError("k8s: response body is not valid JSON");
+  absl::StatusOr<nlohmann::json> j = ParsePruned(body, JsonKeep{}, kMaxBodyDepth);  // whole
+  if (!j.ok()) {
+    return absl::DataLossError(
+        absl::StrCat("k8s: response body is not valid JSON: ", j.status().message()));
+  }
   return j;
 }
 

@@ -1,6 +1,7 @@
 // File: lib/base/json_ondemand.cc
 #include "lib/base/json_ondemand.h"
 
+#include <charconv>
 #include <mutex>
 #include <utility>
 
@@ -77,6 +78,14 @@ error_code ReadNumber(V& v, json* out) {
   }
   double d = 0;  // a fraction, an integer beyond 64 bits, or no number (the error says so)
   if (error_code e = v.get_double().get(d)) return e;
+  // simdjson 3.0.1 misrounds some numbers of many digits (0.99...9 with 170 nines read as
+  // 1.8e-149): read those again with the standard library, which rounds correctly.
+  const std::string_view token = StripTrailingSpace(v.raw_json_token());
+  if (token.size() > 17) {
+    double exact = 0;
+    const auto [end, ec] = std::from_chars(token.data(), token.data() + token.size(), exact);
+    if (ec == std::errc() && end == token.data() + token.size()) d = exact;
+  }
   *out = d;
   return simdjson::SUCCESS;
 }

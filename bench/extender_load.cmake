@@ -4,3 +4,4 @@ neuron_cc_binary(NAME bench_extender_load SRCS ${CMAKE_CURRENT_LIST_DIR}/extende
   DEPS neuron::bench_cluster neuron::k8s neuron::http_testing PkgConfig::HTTPLIB absl::strings
        absl::time)
 add_dependencies(bench_extender_load neuron-scheduler-extender fake-apiserver)
+neuron_simdjson_sources(${CMAKE_CURRENT_LIST_DIR}/extender_load_bench.cc)

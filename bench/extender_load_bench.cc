@@ -34,7 +34,7 @@
 #include "bench/driver_util.h"
 #include "bench/proc_status.h"
 #include "httplib.h"
-#include "lib/base/json_scanner.h"
+#include "lib/base/json_ondemand.h"
 #include "lib/k8s/informer.h"
 #include "lib/k8s/object_fields.h"
 #include "lib/k8s/resource.h"
@@ -215,18 +215,16 @@ const httplib::Headers kGoHeaders = {{"Accept-Encoding", "gzip"}};
 // The NodeNames array of an ExtenderFilterResult, as text (the driver must not steal the
 // server's CPU building trees).
 bool NodeNamesOf(std::string_view result, std::string_view* names) {
-  neuron::JsonScanner s(result);
-  std::string_view key;
-  bool found = false;
-  if (!s.EnterObject()) return false;
-  while (s.NextMember(&key)) {
-    if (key == "NodeNames") {
-      found = s.Skip(names);
-    } else {
-      s.Skip();
-    }
-  }
-  return found && s.ok() && names->front() == '[';
+  const neuron::JsonInput in(result);
+  neuron::JsonParser parser;
+  simdjson::ondemand::document doc;
+  simdjson::ondemand::value v;
+  if (parser.Iterate(in).get(doc) || doc["NodeNames"].get(v)) return false;
+  std::string_view raw;
+  if (neuron::RawJson(v, &raw) || raw.empty() || raw.front() != '[') return false;
+  // A view into `result`, not into the padded copy that dies here.
+  *names = result.substr(static_cast<size_t>(raw.data() - in.data()), raw.size());
+  return true;
 }
 
 struct LoadResult {

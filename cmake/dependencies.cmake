@@ -32,6 +32,18 @@ neuron_require(OpenSSL DEBIAN libssl-dev)
 neuron_require(absl DEBIAN libabsl-dev WHAT Abseil)
 neuron_require(spdlog DEBIAN libspdlog-dev)
 neuron_require(nlohmann_json DEBIAN nlohmann-json3-dev WHAT "nlohmann JSON")
+neuron_require(simdjson DEBIAN libsimdjson-dev)
+# simdjson's On-Demand API is compiled into the files that use it, for the instruction set the
+# compiler is told of; without it, it is simdjson's scalar fallback. Haswell's set (AVX2, BMI1/2,
+# PCLMUL, LZCNT) is on every x86 EC2 instance type since 2014, Neuron ones included. Every file
+# that includes lib/base/json_ondemand.h is compiled so (it refuses to compile otherwise), so
+# that a program has one On-Demand implementation.
+if(CMAKE_SYSTEM_PROCESSOR MATCHES "x86_64|AMD64")
+  set(NEURON_SIMDJSON_FLAGS -mavx2 -mbmi -mbmi2 -mpclmul -mlzcnt -mpopcnt)
+endif()
+function(neuron_simdjson_sources)
+  set_source_files_properties(${ARGN} PROPERTIES COMPILE_OPTIONS "${NEURON_SIMDJSON_FLAGS}")
+endfunction()
 neuron_require(yaml-cpp DEBIAN libyaml-cpp-dev)
 neuron_require(LibArchive DEBIAN libarchive-dev WHAT libarchive)
 neuron_require(prometheus-cpp DEBIAN prometheus-cpp-dev)

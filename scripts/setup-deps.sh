@@ -12,7 +12,7 @@ PACKAGES=(
   clang-14 libclang-rt-14-dev
   clang-format clang-tidy-14
   prometheus curl python3 python3-jsonschema
-  skopeo docker-registry apache2-utils libarchive-dev
+  skopeo docker-registry apache2-utils libarchive-dev libsimdjson-dev
 )
 
 # kubectl drives the fake API server in tests. Any kubectl on PATH will do (some images ship one

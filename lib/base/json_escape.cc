@@ -4,8 +4,6 @@
 #include <array>
 #include <cstdint>
 
-#include "lib/base/json_plain_run.h"
-
 namespace neuron {
 namespace {
 
@@ -57,8 +55,6 @@ void AppendJsonString(std::string& out, std::string_view s) {
   out += '"';
   size_t plain = 0;  // start of the run not yet copied
   for (size_t i = 0; i < s.size();) {
-    i = SkipPlainJsonWords(s, i, JsonSpecials::kEncode);
-    if (i == s.size()) break;
     const auto c = static_cast<unsigned char>(s[i]);
     if (!kSpecial[c]) {
       ++i;

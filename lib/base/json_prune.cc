@@ -1,52 +1,64 @@
 // File: lib/base/json_prune.cc
 #include "lib/base/json_prune.h"
 
-#include "lib/base/json_scanner.h"
+#include "absl/strings/str_cat.h"
+#include "lib/base/json_ondemand.h"
 
 namespace neuron {
 namespace {
 
+namespace od = simdjson::ondemand;
 using nlohmann::json;
+using simdjson::error_code;
 
-// A whole value: its exact text parsed as a tree. Scalars and small kept subtrees only.
-bool ReadWhole(JsonScanner& s, json* out) {
-  std::string_view raw;
-  if (!s.Skip(&raw)) return false;
-  *out = json::parse(raw.begin(), raw.end(), nullptr, /*allow_exceptions=*/false);
-  // The scanner validated `raw`; nlohmann refuses what Go accepts (numbers beyond double,
-  // lone surrogates): keep the value as its text rather than lose the document.
-  if (out->is_discarded()) *out = std::string(raw);
-  return true;
+template <class V>
+error_code ReadPrunedObject(V& v, const JsonKeep& keep, int depth_left, json* out);
+
+// `v` (a value or a document's root) pruned to `keep`. What is not kept is never touched:
+// On-Demand passes over it when the object moves to its next member.
+template <class V>
+error_code ReadPruned(V& v, const JsonKeep& keep, int depth_left, json* out) {
+  if (keep.Whole()) return ReadJsonTree(v, depth_left, out);
+  od::json_type type;
+  if (error_code e = v.type().get(type)) return e;
+  if (type == od::json_type::array && keep.items) {
+    if (depth_left <= 0) return simdjson::DEPTH_ERROR;
+    od::array array;
+    if (error_code e = v.get_array().get(array)) return e;
+    *out = json::array();
+    for (auto item : array) {
+      od::value element;
+      if (error_code e = item.get(element)) return e;
+      if (error_code e = ReadPruned(element, *keep.items, depth_left - 1, &out->emplace_back())) {
+        return e;
+      }
+    }
+    return simdjson::SUCCESS;
+  }
+  // A type the keep does not describe is kept whole, so the reader sees what was sent.
+  if (type != od::json_type::object || keep.members.empty()) {
+    return ReadJsonTree(v, depth_left, out);
+  }
+  return ReadPrunedObject(v, keep, depth_left, out);
 }
 
-bool ReadPruned(JsonScanner& s, const JsonKeep& keep, json* out) {
-  JsonScanner::Type t;
-  if (!s.Peek(&t)) return false;
-  if (keep.Whole()) return ReadWhole(s, out);
-  if (t == JsonScanner::Type::kArray && keep.items) {
-    *out = json::array();
-    if (!s.EnterArray()) return false;
-    while (s.NextItem()) {
-      if (!ReadPruned(s, *keep.items, &out->emplace_back())) return false;
-    }
-    return s.ok();
-  }
-  if (t != JsonScanner::Type::kObject || keep.members.empty()) {
-    return ReadWhole(s, out);
-  }
+template <class V>
+error_code ReadPrunedObject(V& v, const JsonKeep& keep, int depth_left, json* out) {
+  if (depth_left <= 0) return simdjson::DEPTH_ERROR;
+  od::object object;
+  if (error_code e = v.get_object().get(object)) return e;
   *out = json::object();
-  std::string_view key;
-  if (!s.EnterObject()) return false;
-  while (s.NextMember(&key)) {
+  for (auto field : object) {
+    std::string_view key;
+    if (error_code e = field.unescaped_key().get(key)) return e;
     const JsonKeep* k = keep.Find(key);
-    if (!k) {
-      if (!s.Skip()) return false;
-      continue;
-    }
+    if (k == nullptr) continue;
+    od::value member;
+    if (error_code e = field.value().get(member)) return e;
     json& slot = (*out)[std::string(key)];  // a repeated key: the last one wins, as in a tree
-    if (!ReadPruned(s, *k, &slot)) return false;
+    if (error_code e = ReadPruned(member, *k, depth_left - 1, &slot)) return e;
   }
-  return s.ok();
+  return simdjson::SUCCESS;
 }
 
 }  // namespace
@@ -95,11 +107,23 @@ JsonKeep JsonKeep::EachItem(JsonKeep item) {
   return k;
 }
 
+error_code ReadPrunedJson(od::value v, const JsonKeep& keep, int max_depth, json* out) {
+  return ReadPruned(v, keep, max_depth, out);
+}
+
 absl::StatusOr<json> ParsePruned(std::string_view text, const JsonKeep& keep, int max_depth) {
-  JsonScanner s(text, max_depth);
+  const JsonInput in(text);
+  JsonParser parser;
+  od::document doc;
   json out;
-  if (ReadPruned(s, keep, &out) && !s.AtEnd() && s.ok()) s.Fail("unexpected data after JSON");
-  if (!s.ok()) return s.error();
+  error_code e = parser.Iterate(in).get(doc);
+  if (!e) e = ReadPruned(doc, keep, max_depth, &out);
+  if (!e) e = ExpectEnd(doc);
+  if (e == simdjson::DEPTH_ERROR) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("invalid JSON: nested deeper than ", max_depth, " levels"));
+  }
+  if (e) return JsonErrorAt("invalid JSON", e, doc, in);
   return out;
 }
 

@@ -1,8 +1,8 @@
 // File: lib/base/json_prune.h
 // Parses only the parts of a JSON document a reader needs into a tree, passing over the rest
-// with JsonScanner (validated, never built). A 2 KB Pod of which the extender reads a dozen
-// fields costs a dozen small values instead of a few hundred allocations, which is most of
-// what listing 50,000 pods costs.
+// with simdjson's On-Demand API (never built; its structure checked, its scalars not read). A 2 KB
+// Pod of which the extender reads a dozen fields costs a dozen small values instead of a few
+// hundred allocations, which is most of what listing 50,000 pods costs.
 //
 // A JsonKeep describes what to keep, mirroring the document: object members by exact name or
 // by name prefix, array elements through `items`; a JsonKeep with neither keeps its value
@@ -52,8 +52,9 @@ struct JsonKeep::Member {
   bool prefix = false;
 };
 
-// `text` pruned to `keep`. InvalidArgument (with the byte offset) if `text` is not one valid
-// JSON value, or nests deeper than `max_depth`.
+// `text` pruned to `keep`. InvalidArgument (with the byte offset) if `text` is not one JSON
+// value, if what is kept is not valid JSON, or if it nests deeper than `max_depth` (counted
+// along what is kept; what is passed over costs no stack however deep it nests).
 absl::StatusOr<nlohmann::json> ParsePruned(std::string_view text, const JsonKeep& keep,
                                            int max_depth = 128);
 

@@ -3,7 +3,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "lib/base/json_scanner.h"
+#include "lib/base/json_ondemand.h"
 #include "lib/base/sha256.h"
 #include "lib/dra/atomic_file.h"
 #include "nlohmann/json.hpp"
@@ -14,7 +14,7 @@ namespace {
 using nlohmann::json;
 
 constexpr char kKind[] = "NeuronDraCheckpoint";
-constexpr int kMaxDepth = 16;  // our files nest 6 deep; dump() below recurses
+constexpr int kMaxDepth = 16;  // our files nest 6 deep; reading and dump() below recurse
 
 absl::Status Corrupt(std::string_view what) {
   return absl::DataLossError(absl::StrCat("checkpoint corrupt: ", std::string(what)));
@@ -115,14 +115,17 @@ absl::StatusOr<PreparedClaim> DecodeClaim(const json& j) {
 
 // The document as JSON, after the checks that need no knowledge of its fields.
 absl::StatusOr<json> VerifiedDocument(std::string_view text) {
-  JsonScanner scanner(text, kMaxDepth);
-  if (!scanner.Skip() || !scanner.AtEnd()) {
-    return Corrupt(
-        absl::StrCat("not one JSON value (truncated?): ",
-                     std::string(scanner.ok() ? "trailing data" : scanner.error().message())));
+  const JsonInput in(text);
+  JsonParser parser;
+  simdjson::ondemand::document root;
+  json doc;
+  simdjson::error_code e = parser.Iterate(in).get(root);
+  if (!e) e = ReadJsonTree(root, kMaxDepth, &doc);
+  if (!e) e = ExpectEnd(root);
+  if (e) {
+    return Corrupt(absl::StrCat("not one JSON value (truncated?): ", simdjson::error_message(e)));
   }
-  json doc = json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (doc.is_discarded() || !doc.is_object()) return Corrupt("not a JSON object");
+  if (!doc.is_object()) return Corrupt("not a JSON object");
   if (doc.value("kind", json()) != kKind) return Corrupt(absl::StrCat("kind is not ", kKind));
   const json version = doc.value("version", json());
   if (!version.is_number_integer()) return Corrupt("version is not an integer");

@@ -1,6 +1,7 @@
 // File: lib/dra/neuron_config.cc
 #include "lib/dra/neuron_config.h"
 
+#include <functional>
 #include <map>
 #include <set>
 #include <string>
@@ -10,13 +11,14 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
-#include "lib/base/json_scanner.h"
+#include "lib/base/json_ondemand.h"
+#include "lib/base/status_macros.h"
 
 namespace neuron::dra {
 namespace {
 
-// Far more than a config needs; hostile nesting stops here.
-constexpr int kMaxDepth = 8;
+namespace od = simdjson::ondemand;
+
 constexpr size_t kMaxQuoted = 40;  // of a bad value, in an error message
 
 constexpr char kLncField[] = "logicalNeuronCore";
@@ -57,58 +59,83 @@ std::optional<int> AllowedInt(absl::string_view raw, std::initializer_list<int> 
   return std::nullopt;
 }
 
-absl::Status ReadRaw(JsonScanner& s, std::optional<std::string>* out, absl::string_view prefix) {
+absl::Status NotJson(absl::string_view prefix, simdjson::error_code e,
+                     absl::string_view what = "") {
+  return Invalid(prefix, absl::StrCat(what, "not valid JSON: ", simdjson::error_message(e)));
+}
+
+absl::Status ReadRaw(od::value v, absl::string_view key, std::optional<std::string>* out,
+                     absl::string_view prefix) {
   std::string_view raw;
-  if (!s.Skip(&raw)) {
-    return Invalid(prefix, s.error().message());
+  if (simdjson::error_code e = RawJson(v, &raw)) {
+    return Invalid(prefix,
+                   absl::StrCat(key, " is not a valid JSON value: ", simdjson::error_message(e)));
   }
   *out = std::string(raw);
   return absl::OkStatus();
 }
 
-absl::Status ReadField(JsonScanner& s, const std::string& key, Fields& f,
-                       absl::string_view prefix) {
+absl::Status ReadField(od::value v, const std::string& key, Fields& f, absl::string_view prefix) {
   if (key == kLncField) {
-    return ReadRaw(s, &f.lnc, prefix);
+    return ReadRaw(v, key, &f.lnc, prefix);
   }
   if (key == kModeField) {
-    return ReadRaw(s, &f.mode, prefix);
+    return ReadRaw(v, key, &f.mode, prefix);
   }
   if (key == kCacheField) {
-    return ReadRaw(s, &f.cache, prefix);
+    return ReadRaw(v, key, &f.cache, prefix);
   }
   std::string* out = key == "apiVersion" ? &f.api : key == "kind" ? &f.kind : nullptr;
   if (out == nullptr) {
     return Invalid(prefix, absl::StrCat("unknown field \"", Shown(key), "\""));
   }
-  if (!s.ReadString(out)) {
+  std::string_view value;
+  if (v.get_string().get(value) != simdjson::SUCCESS) {
     return Invalid(prefix, absl::StrCat(key, " must be a string"));
   }
+  out->assign(value);
+  return absl::OkStatus();
+}
+
+// The members of the one object in `text`, each handed to `read` (with its key) exactly once:
+// a key seen twice is an error. `not_object` is the error for any other JSON value; `what`
+// begins the others' messages. Nothing nested is read here, so no depth limit is needed: what
+// is kept raw is passed over without recursion.
+absl::Status ForEachMember(
+    std::string_view text, absl::string_view prefix, absl::string_view what,
+    absl::string_view not_object,
+    const std::function<absl::Status(const std::string& key, od::value v)>& read) {
+  JsonInput in(text);
+  JsonParser parser;
+  od::document doc;
+  if (simdjson::error_code e = parser.Iterate(in).get(doc)) return NotJson(prefix, e, what);
+  od::object object;
+  if (simdjson::error_code e = doc.get_object().get(object)) {
+    return e == simdjson::INCORRECT_TYPE ? Invalid(prefix, not_object) : NotJson(prefix, e, what);
+  }
+  std::set<std::string> seen;
+  for (auto field : object) {
+    std::string_view key_view;
+    od::value v;
+    if (simdjson::error_code e = field.unescaped_key().get(key_view)) {
+      return NotJson(prefix, e, what);
+    }
+    if (simdjson::error_code e = field.value().get(v)) return NotJson(prefix, e, what);
+    const std::string key(key_view);  // the view dies with the next member
+    if (!seen.insert(key).second) {
+      return Invalid(prefix, absl::StrCat(what, "duplicate field \"", Shown(key), "\""));
+    }
+    NEURON_RETURN_IF_ERROR(read(key, v));
+  }
+  if (simdjson::error_code e = ExpectEnd(doc)) return NotJson(prefix, e, what);
   return absl::OkStatus();
 }
 
 absl::StatusOr<Fields> Scan(std::string_view json_bytes, absl::string_view prefix) {
-  JsonScanner s(json_bytes, kMaxDepth);
-  JsonScanner::Type type;
-  if (!s.Peek(&type) || type != JsonScanner::Type::kObject || !s.EnterObject()) {
-    return Invalid(prefix, "parameters must be a JSON object");
-  }
   Fields f;
-  std::set<std::string> seen;
-  std::string_view key_view;
-  while (s.NextMember(&key_view)) {
-    const std::string key(key_view);  // the view dies with the next call
-    if (!seen.insert(key).second) {
-      return Invalid(prefix, absl::StrCat("duplicate field \"", key, "\""));
-    }
-    if (absl::Status st = ReadField(s, key, f, prefix); !st.ok()) {
-      return st;
-    }
-  }
-  if (!s.ok() || !s.AtEnd()) {
-    return Invalid(
-        prefix, absl::StrCat("not valid JSON: ", s.ok() ? "trailing data" : s.error().message()));
-  }
+  NEURON_RETURN_IF_ERROR(ForEachMember(
+      json_bytes, prefix, "", "parameters must be a JSON object",
+      [&](const std::string& key, od::value v) { return ReadField(v, key, f, prefix); }));
   return f;
 }
 
@@ -160,30 +187,24 @@ absl::Status CheckMountPath(absl::string_view path, absl::string_view prefix) {
 // The members of compileCache, each a string, none twice, no others.
 absl::StatusOr<std::map<std::string, std::string>> ScanCacheObject(absl::string_view raw,
                                                                    absl::string_view prefix) {
-  JsonScanner s(std::string_view(raw.data(), raw.size()), kMaxDepth);
-  JsonScanner::Type type;
-  if (!s.Peek(&type) || type != JsonScanner::Type::kObject || !s.EnterObject()) {
-    return Invalid(prefix,
-                   "compileCache must be an object: {\"name\": \"<NeuronCache>\"} or "
-                   "{\"clusterCache\": \"<ClusterNeuronCache>\"}");
-  }
   std::map<std::string, std::string> members;
-  std::string_view key_view;
-  while (s.NextMember(&key_view)) {
-    const std::string key(key_view);
-    if (key != "name" && key != "clusterCache" && key != "mountPath") {
-      return Invalid(prefix, absl::StrCat("compileCache: unknown field \"", Shown(key),
-                                          "\" (name, clusterCache, mountPath)"));
-    }
-    std::string value;
-    if (!s.ReadString(&value)) {
-      return Invalid(prefix, absl::StrCat("compileCache ", key, " must be a string"));
-    }
-    if (!members.emplace(key, std::move(value)).second) {
-      return Invalid(prefix, absl::StrCat("compileCache: duplicate field \"", key, "\""));
-    }
-  }
-  if (!s.ok()) return Invalid(prefix, absl::StrCat("compileCache: ", s.error().message()));
+  absl::Status s = ForEachMember(
+      std::string_view(raw.data(), raw.size()), prefix, "compileCache: ",
+      "compileCache must be an object: {\"name\": \"<NeuronCache>\"} or "
+      "{\"clusterCache\": \"<ClusterNeuronCache>\"}",
+      [&](const std::string& key, od::value v) {
+        if (key != "name" && key != "clusterCache" && key != "mountPath") {
+          return Invalid(prefix, absl::StrCat("compileCache: unknown field \"", Shown(key),
+                                              "\" (name, clusterCache, mountPath)"));
+        }
+        std::string_view value;
+        if (v.get_string().get(value) != simdjson::SUCCESS) {
+          return Invalid(prefix, absl::StrCat("compileCache ", key, " must be a string"));
+        }
+        members.emplace(key, std::string(value));
+        return absl::OkStatus();
+      });
+  if (!s.ok()) return s;
   return members;
 }
 

@@ -22,8 +22,8 @@
 
 namespace neuron::extender {
 
-// Nesting deeper than this is refused before parsing: nlohmann's parser does not recurse, but
-// copying, comparing and serialising a json tree do, as do our readers of it.
+// Nesting deeper than this is refused while reading: copying, comparing and serialising a json
+// tree recurse, as do our readers of it.
 inline constexpr int kMaxJsonDepth = 128;
 
 // Parses `body` as JSON, refusing deep nesting; never throws.
@@ -53,6 +53,9 @@ struct ExtenderArgs {
 };
 // `pods`, if set, answers a Pod it has parsed before and keeps the ones parsed here.
 absl::StatusOr<ExtenderArgs> DecodeExtenderArgs(std::string_view body, PodCache* pods = nullptr);
+// As above; reads `body` in place when its capacity has room for the parser's padding
+// (lib/base/json_ondemand.h: ReserveJsonPadding), else a padded copy of it.
+absl::StatusOr<ExtenderArgs> DecodeExtenderArgs(const std::string& body, PodCache* pods = nullptr);
 // The result holds views into the body: a temporary body would leave them dangling.
 absl::StatusOr<ExtenderArgs> DecodeExtenderArgs(std::string&& body,
                                                 PodCache* pods = nullptr) = delete;

@@ -2,7 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "lib/base/json_access.h"
-#include "lib/base/json_scanner.h"
+#include "lib/base/json_ondemand.h"
 #include "lib/base/status_macros.h"
 #include "lib/k8s/errors.h"
 
@@ -17,10 +17,17 @@ void AddParam(std::string& path, const char* key, const std::string& value) {
 
 std::string NameOf(const nlohmann::json& obj) { return StringAt(obj, {"metadata", "name"}); }
 
+// Far deeper than any API object (a CRD's schema is the deepest), shallow enough for the
+// recursive readers of a tree.
+constexpr int kMaxBodyDepth = 512;
+
 absl::StatusOr<nlohmann::json> ParseBody(const std::string& body) {
   if (body.empty()) return nlohmann::json::object();
-  auto j = nlohmann::json::parse(body, nullptr, false);
-  if (j.is_discarded()) return absl::DataLossError("k8s: response body is not valid JSON");
+  absl::StatusOr<nlohmann::json> j = ParsePruned(body, JsonKeep{}, kMaxBodyDepth);  // whole
+  if (!j.ok()) {
+    return absl::DataLossError(
+        absl::StrCat("k8s: response body is not valid JSON: ", j.status().message()));
+  }
   return j;
 }
 
@@ -72,48 +79,83 @@ absl::StatusOr<ListResult> RestClient::List(const ResourceRef& ref, const std::s
   return out;
 }
 
+namespace {
+
+namespace od = simdjson::ondemand;
+
+// Nesting allowed in what is kept of one item (Pods nest about 10 deep).
+constexpr int kMaxItemDepth = 128;
+
+// The items of a list, each pruned to `keep`; null is an empty list.
+absl::Status ReadItems(od::value v, const JsonKeep& keep, od::document& doc, const JsonInput& in,
+                       std::vector<nlohmann::json>* items) {
+  bool is_null = false;
+  if (v.is_null().get(is_null) == simdjson::SUCCESS && is_null) return absl::OkStatus();
+  od::array array;
+  if (simdjson::error_code e = v.get_array().get(array)) return JsonErrorAt("items", e, doc, in);
+  for (auto element : array) {
+    od::value item;
+    simdjson::error_code e = element.get(item);
+    if (!e) e = ReadPrunedJson(item, keep, kMaxItemDepth, &items->emplace_back());
+    if (e) return JsonErrorAt(absl::StrCat("items[", items->size() - 1, "]"), e, doc, in);
+  }
+  return absl::OkStatus();
+}
+
+// metadata.resourceVersion and metadata.continue; null is no metadata.
+absl::Status ReadListMeta(od::value v, od::document& doc, const JsonInput& in, ListResult* out) {
+  bool is_null = false;
+  if (v.is_null().get(is_null) == simdjson::SUCCESS && is_null) return absl::OkStatus();
+  od::object meta;
+  if (simdjson::error_code e = v.get_object().get(meta)) return JsonErrorAt("metadata", e, doc, in);
+  simdjson::error_code e = simdjson::SUCCESS;
+  for (auto field : meta) {
+    std::string_view key;
+    std::string_view value;
+    if ((e = field.unescaped_key().get(key))) break;
+    std::string* slot = key == "resourceVersion" ? &out->resource_version
+                        : key == "continue"      ? &out->continue_token
+                                                 : nullptr;
+    if (slot == nullptr) continue;
+    if ((e = field.value().get_string().get(value))) break;
+    slot->assign(value);
+  }
+  if (e) return JsonErrorAt("metadata", e, doc, in);
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 absl::StatusOr<ListResult> RestClient::ListPruned(const std::string& path, const JsonKeep& keep) {
   NEURON_ASSIGN_OR_RETURN(HttpResponse res, transport_->Do({"GET", path, "", "", {}}));
   NEURON_RETURN_IF_ERROR(StatusFromHttp(res.status, res.body, res.retry_after));
   const auto lost = [&](const absl::Status& why) {
     return absl::DataLossError(absl::StrCat("k8s list ", path, ": ", why.message()));
   };
+  const JsonInput in(res.body);
+  JsonParser parser;
+  od::document doc;
+  od::object top;
+  simdjson::error_code e = parser.Iterate(in).get(doc);
+  if (!e) e = doc.get_object().get(top);
+  if (e) return lost(JsonErrorAt("not a JSON object", e, doc, in));
   ListResult out;
   bool has_items = false;
-  JsonScanner s(res.body);
-  std::string_view key;
-  if (s.EnterObject()) {
-    while (s.NextMember(&key)) {
-      if (key == "items" && !s.ConsumeNull()) {
-        has_items = true;
-        if (!s.EnterArray()) break;
-        while (s.NextItem()) {
-          std::string_view raw;
-          if (!s.Skip(&raw)) break;
-          absl::StatusOr<nlohmann::json> item = ParsePruned(raw, keep);
-          if (!item.ok()) return lost(item.status());
-          out.items.push_back(std::move(*item));
-        }
-      } else if (key == "items") {
-        has_items = true;  // null: an empty list
-      } else if (key == "metadata" && !s.ConsumeNull()) {
-        if (!s.EnterObject()) break;
-        while (s.NextMember(&key)) {
-          if (key == "resourceVersion") {
-            s.ReadString(&out.resource_version);
-          } else if (key == "continue") {
-            s.ReadString(&out.continue_token);
-          } else {
-            s.Skip();
-          }
-        }
-      } else {
-        s.Skip();
-      }
+  for (auto field : top) {
+    std::string_view key;
+    od::value v;
+    if ((e = field.unescaped_key().get(key)) || (e = field.value().get(v))) break;
+    absl::Status s = absl::OkStatus();
+    if (key == "items") {
+      has_items = true;
+      s = ReadItems(v, keep, doc, in, &out.items);
+    } else if (key == "metadata") {
+      s = ReadListMeta(v, doc, in, &out);
     }
+    if (!s.ok()) return lost(s);
   }
-  if (s.ok() && !s.AtEnd()) s.Fail("unexpected data after the list");
-  if (!s.ok()) return lost(s.error());
+  if (!e) e = ExpectEnd(doc);
+  if (e) return lost(JsonErrorAt("invalid JSON", e, doc, in));
   if (!has_items) return absl::DataLossError(absl::StrCat("k8s list ", path, ": no items array"));
   return out;
 }

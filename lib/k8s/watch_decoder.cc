@@ -22,8 +22,15 @@ const char* WatchEventTypeName(WatchEventType t) {
 
 namespace {
 
+// Far deeper than any API object (a CRD's schema is the deepest), shallow enough for the
+// recursive readers of a tree.
+constexpr int kMaxEventDepth = 512;
+
+// The whole event as a tree (simdjson reads, nlohmann holds); discarded when it is not JSON.
 nlohmann::json ParseWhole(absl::string_view line) {
-  return nlohmann::json::parse(line.begin(), line.end(), nullptr, false);
+  absl::StatusOr<nlohmann::json> j =
+      ParsePruned(std::string_view(line.data(), line.size()), JsonKeep{}, kMaxEventDepth);
+  return j.ok() ? *std::move(j) : nlohmann::json(nlohmann::json::value_t::discarded);
 }
 
 }  // namespace

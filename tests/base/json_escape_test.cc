@@ -4,7 +4,6 @@
 #include <catch2/catch.hpp>
 #include <string>
 
-#include "lib/base/json_plain_run.h"
 #include "nlohmann/json.hpp"
 
 namespace neuron {
@@ -43,24 +42,15 @@ TEST_CASE("invalid UTF-8 becomes U+FFFD per byte, so the output always parses", 
   CHECK(back.substr(0, 128) == all.substr(0, 128));  // ASCII comes back exactly
 }
 
-TEST_CASE("SkipPlainJsonWords never passes a special byte and skips whole plain words", "[base]") {
-  const std::string plain = "ip-10-0-1-2.us-west-2.compute.internal";  // 38 bytes
-  CHECK(SkipPlainJsonWords(plain, 0, JsonSpecials::kDecode) == 32);    // the last partial word
-  CHECK(SkipPlainJsonWords(plain, 3, JsonSpecials::kEncode) == 35);
-  CHECK(SkipPlainJsonWords("short", 0, JsonSpecials::kEncode) == 0);
-  const std::string decode_stops = std::string("\"\\\x00\x01\x1f", 5);
-  const std::string encode_only = "<>&\x80\xff\xc3";
+TEST_CASE("special bytes anywhere in a long run are escaped", "[base]") {
+  const std::string specials = std::string("\"\\\x00\x01\x1f<>&\xff", 9);
   for (size_t at = 0; at < 24; ++at) {
-    for (char c : decode_stops + encode_only) {
+    for (char c : specials) {
       std::string s(24, 'a');
       s[at] = c;
-      CHECK(SkipPlainJsonWords(s, 0, JsonSpecials::kEncode) <= at);
-      const size_t decode = SkipPlainJsonWords(s, 0, JsonSpecials::kDecode);
-      if (decode_stops.find(c) != std::string::npos) {
-        CHECK(decode <= at);
-      } else {
-        CHECK(decode == 24);  // '<', '>', '&' and non-ASCII are plain when reading
-      }
+      const std::string quoted = Quote(s);
+      CHECK(quoted.size() > s.size() + 2);  // every one of them is written escaped
+      REQUIRE(nlohmann::json::accept(quoted));
     }
   }
 }

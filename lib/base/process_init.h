@@ -8,7 +8,9 @@ namespace neuron {
 // acquisition updates one global lock-order graph under one global lock, 7x the cost of the
 // locks themselves and a point where all threads serialize. Tests keep it on (it catches
 // lock-order inversions there); shipped binaries do not pay for it.
-// Also installs lib/base/fatal_signals.h's handlers under `program`'s name.
+// Exits with a clear error first on a CPU without the instructions our JSON decoding is built
+// for (lib/base/cpu_features.h). Also installs lib/base/fatal_signals.h's handlers under
+// `program`'s name.
 void InitProcess(const char* program = "neuron");
 
 }  // namespace neuron

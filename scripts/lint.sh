@@ -18,8 +18,9 @@ cmake --build "$BUILD" --target neuron_proto -j "$JOBS" >/dev/null
 
 # clang-tidy runs through scripts/clang_tidy_cached.py: a translation unit whose preprocessed
 # source, flags, .clang-tidy and clang-tidy version were linted before replays that result
-# (cache outside the clone: NEURON_TIDY_CACHE, default ~/.cache/neuron-clang-tidy). The wrapper
-# runs on Debian's python3, not a pyenv shim: it starts once per translation unit.
+# (cache outside the clone: NEURON_TIDY_CACHE, default ~/.cache/neuron-clang-tidy); a unit none of
+# whose files (source and every header, by content) changed replays without even preprocessing.
+# The wrapper runs on Debian's python3, not a pyenv shim: it starts once per translation unit.
 cache=${NEURON_TIDY_CACHE:-$HOME/.cache/neuron-clang-tidy}
 export NEURON_TIDY_CACHE=$cache
 mkdir -p "$cache"

@@ -130,6 +130,17 @@ def promtool_query(promtool, prom, expr):
     return p.returncode == 0, lines, p.stdout
 
 
+def promtool_query_data(promtool, prom, expr, seconds=8.0):
+    """As promtool_query, asked again (up to `seconds`) until it returns data. A scrape that
+    misses its 1 s timeout on a loaded machine leaves every series stale until the next one."""
+    end = time.time() + seconds
+    while True:
+        ok, lines, out = promtool_query(promtool, prom, expr)
+        if (ok and lines) or time.time() >= end:
+            return ok, lines, out
+        time.sleep(0.5)
+
+
 def sample_values(lines, label):
     """label value -> sample value, from promtool's `{...} => V @[T]` lines."""
     out = {}
@@ -189,28 +200,29 @@ def evaluate_alerts(promtool, prom, alerts):
         base = without_comparison(expr)
         if base is None or not only_agent_series(base):
             continue
-        ok, lines, out = promtool_query(promtool, prom, base)
+        ok, lines, out = promtool_query_data(promtool, prom, base)
         expect(ok and len(lines) > 0, f"alert {name} without its threshold: non-empty"
                + ("" if ok and lines else f": {base}\n{out}"))
 
 
 def evaluate_all(promtool, prom, src, records):
     for name in records:
-        ok, lines, out = promtool_query(promtool, prom, name)
+        ok, lines, out = promtool_query_data(promtool, prom, name)
         expect(ok and len(lines) > 0, f"recording rule {name}: non-empty" + ("" if ok else ":\n" + out))
     for what, expr in dashboard_targets(os.path.join(src, "deploy", "monitoring", "grafana-dashboard.json")):
         promql = grafana_to_promql(expr)
-        ok, lines, out = promtool_query(promtool, prom, promql)
         if only_agent_series(expr):
+            ok, lines, out = promtool_query_data(promtool, prom, promql)
             expect(ok and len(lines) > 0, f"panel {what}: non-empty from the agent's series"
                    + ("" if ok and lines else f": {promql}\n{out}"))
         else:
+            ok, lines, out = promtool_query(promtool, prom, promql)
             expect(ok, f"panel {what}: evaluates (no series here to fill it)" + ("" if ok else ":\n" + out))
 
 
 def check_values(promtool, prom):
     def values(expr):
-        return sample_values(promtool_query(promtool, prom, expr)[1], "pod")
+        return sample_values(promtool_query_data(promtool, prom, expr)[1], "pod")
     held = values("pod:neuron_cores_held:count")
     expect(held == {"dp-pod": 2.0, "dra-pod": 4.0}, f"cores held per pod (logical): {held}")
     busy = values("pod:neuron_core_busy:ratio")

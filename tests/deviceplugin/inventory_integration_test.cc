@@ -20,9 +20,9 @@
 namespace neuron::deviceplugin {
 namespace {
 
-constexpr absl::Duration kWait = absl::Seconds(10);
+constexpr absl::Duration kInventoryWait = absl::Seconds(10);
 
-int Healthy(const v1beta1::ListAndWatchResponse& r) {
+int HealthyCount(const v1beta1::ListAndWatchResponse& r) {
   int n = 0;
   for (const auto& d : r.devices()) n += d.health() == "Healthy";
   return n;
@@ -80,14 +80,15 @@ TEST_CASE("Fault injection and recovery reach ListAndWatch", "[integration]") {
   std::thread t([&] { run_status = manager.Run(stop); });
 
   REQUIRE(kubelet.WaitForDevices(
-      "aws.amazon.com/neuron", [](const auto& r) { return Healthy(r) == 6; }, kWait));
+      "aws.amazon.com/neuron", [](const auto& r) { return HealthyCount(r) == 6; }, kInventoryWait));
   // An uncorrectable ECC error on device 2.
   REQUIRE(sysfs::emulation::SetCounter(node.root, 2, "stats/hardware/mem_ecc_uncorrected", 1).ok());
   CHECK(node.watcher->Poll());
   REQUIRE(kubelet.WaitForDevices(
-      "aws.amazon.com/neuron", [](const auto& r) { return Healthy(r) == 5; }, kWait));
+      "aws.amazon.com/neuron", [](const auto& r) { return HealthyCount(r) == 5; }, kInventoryWait));
   REQUIRE(kubelet.WaitForDevices(
-      "aws.amazon.com/neuroncore", [](const auto& r) { return Healthy(r) == 10; }, kWait));
+      "aws.amazon.com/neuroncore", [](const auto& r) { return HealthyCount(r) == 10; },
+      kInventoryWait));
   CHECK(kubelet.LatestDevices("aws.amazon.com/neuron")->devices(2).health() == "Unhealthy");
   v1beta1::AllocateRequest bad;
   bad.add_container_requests()->add_devices_ids("2");
@@ -96,7 +97,7 @@ TEST_CASE("Fault injection and recovery reach ListAndWatch", "[integration]") {
   node.clock.Advance(absl::Seconds(31));
   CHECK(node.watcher->Poll());
   REQUIRE(kubelet.WaitForDevices(
-      "aws.amazon.com/neuron", [](const auto& r) { return Healthy(r) == 6; }, kWait));
+      "aws.amazon.com/neuron", [](const auto& r) { return HealthyCount(r) == 6; }, kInventoryWait));
   // Emulated mode: the host path exists on the host and is a character device.
   auto alloc = kubelet.Allocate("aws.amazon.com/neuron", bad);
   REQUIRE(alloc.ok());
@@ -111,7 +112,7 @@ TEST_CASE("Fault injection and recovery reach ListAndWatch", "[integration]") {
   CHECK(node.watcher->Poll());
   REQUIRE(kubelet.WaitForDevices(
       "aws.amazon.com/neuron",
-      [](const auto& r) { return r.devices_size() == 6 && Healthy(r) == 5; }, kWait));
+      [](const auto& r) { return r.devices_size() == 6 && HealthyCount(r) == 5; }, kInventoryWait));
   stop.Notify();
   t.join();
   CHECK(run_status.ok());
@@ -146,14 +147,15 @@ TEST_CASE("Faults reach ListAndWatch through the health fast path", "[integratio
     for (int i = 0; i < 200; ++i) {
       node.clock.Advance(absl::Milliseconds(100));
       if (kubelet.WaitForDevices(
-              kRes, [&](const auto& r) { return Healthy(r) == healthy; }, absl::Milliseconds(50))) {
+              kRes, [&](const auto& r) { return HealthyCount(r) == healthy; },
+              absl::Milliseconds(50))) {
         return true;
       }
     }
     return false;
   };
   REQUIRE(kubelet.WaitForDevices(
-      kRes, [](const auto& r) { return Healthy(r) == 6; }, kWait));
+      kRes, [](const auto& r) { return HealthyCount(r) == 6; }, kInventoryWait));
   REQUIRE(
       sysfs::emulation::SetCounter(node.root, 1, "stats/hardware/sram_ecc_uncorrected", 4).ok());
   CHECK(ticks_until(5));

@@ -18,10 +18,10 @@
 
 namespace neuron::op::spectest {
 
-// deploy/operator/samples/<file>, one document.
-inline nlohmann::json LoadSample(const std::string& file) {
+// The one YAML document in `rel` (a path from the repository root).
+inline nlohmann::json LoadOne(const std::string& rel) {
   const char* root = std::getenv("NEURON_SOURCE_DIR");  // set by CTest; else run from the repo
-  std::ifstream in(std::string(root != nullptr ? root : ".") + "/deploy/operator/samples/" + file);
+  std::ifstream in(std::string(root != nullptr ? root : ".") + "/" + rel);
   REQUIRE(in.good());
   std::stringstream text;
   text << in.rdbuf();
@@ -29,6 +29,11 @@ inline nlohmann::json LoadSample(const std::string& file) {
   REQUIRE(docs.ok());
   REQUIRE(docs->size() == 1);
   return docs->front();
+}
+
+// deploy/operator/samples/<file>, one document.
+inline nlohmann::json LoadSample(const std::string& file) {
+  return LoadOne("deploy/operator/samples/" + file);
 }
 
 inline nlohmann::json Beta() { return LoadSample("deviceconfig-v1beta1.yaml"); }

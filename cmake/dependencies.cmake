@@ -71,5 +71,5 @@ if(NEURON_FUZZ)
   message(STATUS "neuron: fuzz targets built as libFuzzer binaries (NEURON_FUZZ=ON)")
 else()
   message(STATUS "neuron: fuzz targets run as corpus-replay unit tests (NEURON_FUZZ=OFF; "
-                 "the fuzz preset builds libFuzzer binaries)")
+                 "the asan preset builds libFuzzer binaries)")
 endif()

@@ -43,7 +43,7 @@ images: build ## OCI images of the four binaries, no container daemon needed (bu
 test: build ## Build and run every test
 	@ctest --preset release -j $(JOBS)
 
-test-asan: deps ## Build and run every test under ASan+UBSan (clang; the fuzz targets: make fuzz-run)
+test-asan: deps ## Build and run every test under ASan+UBSan
 	@cmake --preset asan >/dev/null
 	@cmake --build --preset asan -j $(JOBS)
 	@ctest --preset asan -j $(JOBS)
@@ -57,9 +57,9 @@ test-tsan: deps ## Build and run the threaded-server tests (CTest label tsan) un
 
 sanitize: test-asan test-tsan ## Both sanitizer suites
 
-fuzz: deps ## Build the libFuzzer targets in the asan tree, clang (binaries in build/asan/bin)
-	@cmake --preset asan >/dev/null
-	@cmake --build --preset asan -j $(JOBS) --target fuzz_targets
+fuzz: deps ## Build the libFuzzer targets with clang (binaries in build/fuzz/bin)
+	@cmake --preset fuzz >/dev/null
+	@cmake --build --preset fuzz -j $(JOBS) --target fuzz_targets
 
 fuzz-run: fuzz ## Run each fuzz target FUZZ_SECONDS (default 30); fails on any crash/leak/UB
 	@FUZZ_SECONDS=$(FUZZ_SECONDS) bash scripts/fuzz-run.sh

@@ -18,7 +18,6 @@ namespace {
 
 using childtest::Find;
 using childtest::LoadYaml;
-using childtest::PodSpec;
 using nlohmann::json;
 
 const json* FindDoc(const std::vector<json>& docs, const std::string& kind,
@@ -27,6 +26,11 @@ const json* FindDoc(const std::vector<json>& docs, const std::string& kind,
     if (d["kind"] == kind && d["metadata"]["name"] == name) return &d;
   }
   return nullptr;
+}
+
+json PodSpec(const json* workload) {
+  REQUIRE(workload != nullptr);
+  return workload->at("spec")["template"]["spec"];
 }
 
 // A container without its image and without the mounts the operator adds on purpose.

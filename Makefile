@@ -1,7 +1,7 @@
 # Entry points for people and CI. Every target installs its own dependencies first.
 #   make demo   - build and run the whole stack locally (operator, node agents, device plugins,
 #                 extender against the fake API server and fake kubelets) and print a summary
-#   make test   - build and pass every test (release preset)
+#   make test   - build and pass every test (ASan+UBSan preset, clang: what CI runs)
 #   make fuzz-run - build the libFuzzer targets and run each FUZZ_SECONDS (default 30)
 # Cluster targets (the seed operator's names) act on the current kubectl context:
 #   make install | deploy IMG=<registry>/neuron-operator:<tag> [OVERLAY=eks|openshift|emulated] | undeploy
@@ -18,7 +18,7 @@ INDEX_IMG ?= neuron-operator-index:v$(VERSION)
 CONTAINER_TOOL ?= docker
 export IMG OVERLAY VERSION BUNDLE_IMG INDEX_IMG CONTAINER_TOOL
 
-.PHONY: help deps build demo demo-node images test test-asan test-tsan sanitize fuzz fuzz-run bench fmt lint clean \
+.PHONY: help deps build binaries demo demo-node images test test-asan test-release test-tsan sanitize fuzz fuzz-run bench fmt lint clean \
 	manager docker-build docker-push install uninstall deploy undeploy bundle bundle-build index
 
 help: ## Show this help
@@ -40,13 +40,20 @@ demo-node: build ## Run one node agent over an emulated node, with a fault (EMUL
 images: build ## OCI images of the four binaries, no container daemon needed (build/images/, TAG=dev)
 	@bash scripts/build-images.sh $(or $(TAG),dev)
 
-test: build ## Build and run every test
-	@ctest --preset release -j $(JOBS)
-
-test-asan: deps ## Build and run every test under ASan+UBSan
+test: deps ## Build and run every test under ASan+UBSan (clang; the tree CI runs, fuzz targets too)
 	@cmake --preset asan >/dev/null
 	@cmake --build --preset asan -j $(JOBS)
 	@ctest --preset asan -j $(JOBS)
+
+test-asan: test ## Same as make test
+
+test-release: build ## Build the release preset (GCC -O2) and run every test in it
+	@ctest --preset release -j $(JOBS)
+
+binaries: deps ## Build only the four shipped executables, release preset (GCC, warnings as errors)
+	@cmake --preset release >/dev/null
+	@cmake --build --preset release -j $(JOBS) --target \
+	  neuron-operator neuron-device-plugin neuron-scheduler-extender neuron-node-agent
 
 test-tsan: deps ## Build and run the threaded-server tests (CTest label tsan) under TSan
 	@cmake --preset tsan >/dev/null
@@ -57,9 +64,9 @@ test-tsan: deps ## Build and run the threaded-server tests (CTest label tsan) un
 
 sanitize: test-asan test-tsan ## Both sanitizer suites
 
-fuzz: deps ## Build the libFuzzer targets with clang (binaries in build/fuzz/bin)
-	@cmake --preset fuzz >/dev/null
-	@cmake --build --preset fuzz -j $(JOBS) --target fuzz_targets
+fuzz: deps ## Build the libFuzzer targets in the asan tree, clang (binaries in build/asan/bin)
+	@cmake --preset asan >/dev/null
+	@cmake --build --preset asan -j $(JOBS) --target fuzz_targets
 
 fuzz-run: fuzz ## Run each fuzz target FUZZ_SECONDS (default 30); fails on any crash/leak/UB
 	@FUZZ_SECONDS=$(FUZZ_SECONDS) bash scripts/fuzz-run.sh

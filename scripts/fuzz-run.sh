@@ -6,16 +6,16 @@
 # earlier ones found). Prints one summary line per target.
 #   FUZZ_SECONDS=N  time per target (default 30)
 #   FUZZ_RUNS=N     also stop a target after N executions (campaigns: FUZZ_RUNS=1000000)
-#   FUZZ_BUILD=dir  fuzz build directory (default build/fuzz)
+#   FUZZ_BUILD=dir  build directory of the fuzz targets (default build/asan: make fuzz)
 #   FUZZ_JOBS=N     targets run at once (default: the number of cores)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 seconds=${FUZZ_SECONDS:-30}
-build=${FUZZ_BUILD:-build/fuzz}
+build=${FUZZ_BUILD:-build/asan}
 list=$build/fuzz_targets.txt
 if [ ! -f "$list" ]; then
-  echo "fuzz-run: $list missing: configure and build the fuzz preset first (make fuzz)" >&2
+  echo "fuzz-run: $list missing: build the fuzz targets first (make fuzz)" >&2
   exit 2
 fi
 

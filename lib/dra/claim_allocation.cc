@@ -35,19 +35,6 @@ std::optional<int> ParseIndex(absl::string_view digits) {
   return v;
 }
 
-// The request a result or config names: "<request>" or "<request>/<subrequest>". A config
-// naming the parent request applies to all its subrequests.
-bool ConfigApplies(const json& config, const std::string& request) {
-  const json* requests = Member(config, "requests");
-  if (requests == nullptr || !requests->is_array() || requests->empty()) return true;
-  const std::string parent = request.substr(0, request.find('/'));
-  for (const json& r : *requests) {
-    const std::string name = StringOf(r);
-    if (name == request || name == parent) return true;
-  }
-  return false;
-}
-
 // What the configs give one request: the last applicable config of each kind wins.
 struct RequestConfig {
   std::optional<int> lnc;
@@ -133,6 +120,17 @@ absl::Status CheckAgreement(const std::string& name, const std::set<std::optiona
 }
 
 }  // namespace
+
+bool ConfigApplies(const json& config, const std::string& request) {
+  const json* requests = Member(config, "requests");
+  if (requests == nullptr || !requests->is_array() || requests->empty()) return true;
+  const std::string parent = request.substr(0, request.find('/'));
+  for (const json& r : *requests) {
+    const std::string name = StringOf(r);
+    if (name == request || name == parent) return true;
+  }
+  return false;
+}
 
 absl::StatusOr<DeviceRef> ParseDeviceName(std::string_view name) {
   const absl::string_view full(name.data(), name.size());

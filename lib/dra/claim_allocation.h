@@ -50,6 +50,11 @@ struct ClaimAllocation {
   bool operator==(const ClaimAllocation&) const = default;
 };
 
+// Whether a claim config (spec.devices.config[i]) applies to a request, named "<request>" or
+// "<request>/<subrequest>": no `requests` list or an empty one means every request, and a config
+// naming the parent request applies to its subrequests.
+bool ConfigApplies(const nlohmann::json& config, const std::string& request);
+
 // Errors (the message is what the kubelet shows in the pod's events):
 //   FailedPrecondition: the object's UID is not `uid` (claim deleted and recreated), the claim
 //     is not allocated, or nothing in it is ours on this node;

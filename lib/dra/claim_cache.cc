@@ -7,25 +7,13 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "lib/base/json_access.h"
+#include "lib/dra/claim_allocation.h"
 #include "lib/dra/neuron_config.h"
 
 namespace neuron::dra {
 namespace {
 
 using nlohmann::json;
-
-// As claim_allocation.cc: no list or an empty one = every request; a config naming the parent
-// request applies to its subrequests.
-bool ConfigApplies(const json& config, const std::string& request) {
-  const json* requests = Member(config, "requests");
-  if (requests == nullptr || !requests->is_array() || requests->empty()) return true;
-  const std::string parent = request.substr(0, request.find('/'));
-  for (const json& r : *requests) {
-    const std::string name = StringOf(r);
-    if (name == request || name == parent) return true;
-  }
-  return false;
-}
 
 absl::StatusOr<std::optional<CompileCacheConfig>> CacheFor(const json& configs,
                                                            const std::string& request,

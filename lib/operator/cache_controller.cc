@@ -10,6 +10,7 @@
 #include "lib/k8s/conditions.h"
 #include "lib/k8s/errors.h"
 #include "lib/k8s/k8s_time.h"
+#include "lib/operator/cache_status.h"
 #include "spdlog/spdlog.h"
 
 namespace neuron::op {
@@ -40,8 +41,6 @@ std::vector<std::string> Finalizers(const json& obj) {
   }
   return out;
 }
-
-bool ByDigest(const cache::CacheSpec& spec) { return spec.image.find('@') != std::string::npos; }
 
 }  // namespace
 
@@ -263,7 +262,7 @@ absl::StatusOr<json> CacheController::SetFinalizer(const cache::CacheSpec& spec,
 std::optional<ResolveOutcome> CacheController::MaybeResolve(const std::string& key,
                                                             const cache::CacheSpec& spec,
                                                             const json& status) {
-  if (resolver_ == nullptr || ByDigest(spec)) return std::nullopt;
+  if (resolver_ == nullptr || ImageByDigest(spec)) return std::nullopt;
   const absl::Time now = clock_.Now();
   {
     absl::MutexLock lock(&mu_);

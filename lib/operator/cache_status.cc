@@ -25,14 +25,12 @@ void Set(json& conditions, const char* type, bool ok, const std::string& reason,
   (void)k8s::SetCondition(conditions, std::move(c), now);
 }
 
-bool ByDigest(const cache::CacheSpec& spec) { return spec.image.find('@') != std::string::npos; }
-
 // resolvedDigest, resolvedAt and the Resolved / Verified conditions.
 void ApplyResolve(const cache::CacheSpec& spec, const std::optional<ResolveOutcome>& resolve,
                   json& status, absl::Time now) {
   json& conds = status["conditions"];
   const int64_t gen = spec.generation;
-  if (ByDigest(spec)) {  // no registry call: the image names its digest
+  if (ImageByDigest(spec)) {  // no registry call: the image names its digest
     status["resolvedDigest"] = cache::WantedDigest(spec);
     if (!status.contains("resolvedAt")) status["resolvedAt"] = k8s::FormatRfc3339(now);
     Set(conds, "Resolved", true, "ImageByDigest", "spec.image names its digest", gen, now);
@@ -95,6 +93,10 @@ json CountsJson(const CacheCounts& n) {
 
 }  // namespace
 
+bool ImageByDigest(const cache::CacheSpec& spec) {
+  return spec.image.find('@') != std::string::npos;
+}
+
 std::string CacheKey(const std::string& kind, const std::string& ns, const std::string& name) {
   if (kind == cache::kClusterNeuronCacheKind) return absl::StrCat(kind, "/", name);
   return absl::StrCat(kind, "/", ns, "/", name);
@@ -131,7 +133,7 @@ CacheUsage AggregateUsage(const NodeRecords& records, const std::string& wanted_
 
 std::string NextResolvedDigest(const cache::CacheSpec& spec,
                                const std::optional<ResolveOutcome>& resolve) {
-  if (ByDigest(spec)) return cache::WantedDigest(spec);
+  if (ImageByDigest(spec)) return cache::WantedDigest(spec);
   if (!resolve.has_value() || !resolve->digest.ok()) return spec.resolved_digest;
   if (!spec.verify_digest.empty() && *resolve->digest != spec.verify_digest) {
     return spec.resolved_digest;

@@ -62,6 +62,9 @@ struct ResolveOutcome {
   absl::Time at;
 };
 
+// Whether spec.image names its digest (`repo@sha256:...`): nothing for a registry to resolve.
+bool ImageByDigest(const cache::CacheSpec& spec);
+
 // The digest status.resolvedDigest will hold after `resolve`: the image's own digest, else a
 // resolved one the verify pin accepts, else the one it has.
 std::string NextResolvedDigest(const cache::CacheSpec& spec,

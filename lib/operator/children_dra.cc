@@ -9,10 +9,6 @@ namespace neuron::op::internal {
 namespace {
 
 constexpr int kHealthPort = 51515;
-// Under spec.kubeletRootDir.
-constexpr char kRegistryDir[] = "plugins_registry";
-constexpr char kPluginsDir[] = "plugins";
-constexpr char kCdiDir[] = "/var/run/cdi";
 
 }  // namespace
 

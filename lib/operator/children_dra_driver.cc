@@ -10,13 +10,9 @@
 namespace neuron::op::internal {
 namespace {
 
-// Under spec.kubeletRootDir.
-constexpr char kRegistryDir[] = "plugins_registry";
-constexpr char kPluginsDir[] = "plugins";
 // The checkpoint of prepared claims: under the plugins mount, so it survives pod restarts.
 constexpr char kStateDir[] = "plugins/neuron.aws.com";
-constexpr char kCdiDir[] = "/var/run/cdi";
-constexpr int kMetricsPort = 2112;  // as the device plugin's
+constexpr int kDriverMetricsPort = 2112;  // as the device plugin's
 
 // What the kubelet plugin calls: its node's ResourceSlices; the claim being prepared; its Node
 // (the slices' owner reference carries the node's UID, its labels the network node layers);
@@ -39,7 +35,7 @@ json DraDriverArgs(const DeviceConfig& dc) {
                absl::StrCat("--kubelet-plugins-dir=", KubeletPath(dc, kPluginsDir)),
                absl::StrCat("--cdi-root=", kCdiDir),
                absl::StrCat("--dra-state-dir=", KubeletPath(dc, kStateDir)),
-               absl::StrCat("--metrics-listen=0.0.0.0:", kMetricsPort)};
+               absl::StrCat("--metrics-listen=0.0.0.0:", kDriverMetricsPort)};
   if (dc.spec.dra.partitionable_devices) args.push_back("--dra-partitionable-devices=true");
   if (dc.spec.dra.device_taints) args.push_back("--dra-device-taints=true");
   return args;
@@ -63,7 +59,8 @@ json DraDriverContainer(const DeviceConfig& dc) {
       {"args", DraDriverArgs(dc)},
       {"env", json::array({FieldRefEnv("NODE_NAME", "spec.nodeName")})},
       {"ports",
-       json::array({{{"name", "metrics"}, {"containerPort", kMetricsPort}, {"protocol", "TCP"}}})},
+       json::array(
+           {{{"name", "metrics"}, {"containerPort", kDriverMetricsPort}, {"protocol", "TCP"}}})},
       {"livenessProbe", std::move(liveness)},
       {"readinessProbe", probe("/readyz")},
       {"resources",

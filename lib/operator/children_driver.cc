@@ -10,9 +10,8 @@ namespace {
 
 // The kubelet serves device plugins at this fixed path whatever its --root-dir
 // (pluginapi.DevicePluginPath; a 1.34 kubelet run with another root showed it), and KMM mounts
-// it itself. PodResources' socket is under spec.kubeletRootDir.
+// it itself. PodResources' socket is under spec.kubeletRootDir (kPodResourcesDir).
 constexpr char kPluginDir[] = "/var/lib/kubelet/device-plugins";
-constexpr char kPodResourcesDir[] = "pod-resources";
 
 // NFD's own PCI label is no default: Neuron devices are PCI class 0880, outside NFD's default
 // class whitelist, so the seed's `pci-1d0f.present` (and `pci-0880_1d0f.present`) appear only on

@@ -66,6 +66,13 @@ json HostPathVolume(const char* name, const std::string& path, const char* type 
 // `sub` under the node's kubelet root (spec.kubeletRootDir), e.g. "plugins_registry". Mounted at
 // the same path in the container: a DRA plugin registers its socket as a path on the host.
 std::string KubeletPath(const DeviceConfig& dc, const char* sub);
+// Directories under the kubelet root: its plugin registration sockets, DRA plugins' own sockets,
+// and PodResources' socket (mounted whole: the kubelet recreates the socket).
+inline constexpr char kRegistryDir[] = "plugins_registry";
+inline constexpr char kPluginsDir[] = "plugins";
+inline constexpr char kPodResourcesDir[] = "pod-resources";
+// Where the DRA driver writes CDI specs for containerd and CRI-O to read.
+inline constexpr char kCdiDir[] = "/var/run/cdi";
 json FieldRefEnv(const char* name, const char* field_path);
 
 // Where the Neuron tools keep the node's Logical NeuronCore config (EKS user data writes

@@ -13,9 +13,8 @@ namespace {
 
 constexpr int kMetricsPort = 8000;
 constexpr char kFeaturesDir[] = "/etc/kubernetes/node-feature-discovery/features.d";
-// The kubelet's PodResources directory under spec.kubeletRootDir: which pod holds which core
-// (the neuron_core_allocation series). Mounted whole, as the kubelet recreates the socket.
-constexpr char kPodResourcesDir[] = "pod-resources";
+// The kubelet's PodResources directory (kPodResourcesDir) tells which pod holds which core (the
+// neuron_core_allocation series).
 
 // The agent's account: it merge-patches AWS's UltraServer labels on its own Node
 // (lib/agent/node_label_publisher.h), so it needs nodes get and patch (RBAC cannot narrow that

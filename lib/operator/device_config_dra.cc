@@ -23,7 +23,7 @@ namespace {
 
 using nlohmann::json;
 
-void ReadBool(const json& obj, const char* key, bool& out, std::vector<FieldError>& problems) {
+void ReadDraBool(const json& obj, const char* key, bool& out, std::vector<FieldError>& problems) {
   const json& v = MemberOrNull(obj, key);
   if (v.is_boolean()) {
     out = v.get<bool>();
@@ -54,9 +54,9 @@ void ReadAllocation(const json& spec, DeviceConfigSpec& s, std::vector<FieldErro
   }
   if (const json& v = MemberOrNull(spec, "dra"); v.is_object()) {
     s.dra_set = true;
-    ReadBool(v, "partitionableDevices", s.dra.partitionable_devices, problems);
-    ReadBool(v, "deviceTaints", s.dra.device_taints, problems);
-    ReadBool(v, "extendedResource", s.dra.extended_resource, problems);
+    ReadDraBool(v, "partitionableDevices", s.dra.partitionable_devices, problems);
+    ReadDraBool(v, "deviceTaints", s.dra.device_taints, problems);
+    ReadDraBool(v, "extendedResource", s.dra.extended_resource, problems);
   } else if (!v.is_null()) {
     problems.push_back({"spec.dra", "must be an object"});
   }

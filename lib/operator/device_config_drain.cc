@@ -11,7 +11,7 @@ namespace {
 
 using nlohmann::json;
 
-void ReadBool(const json& v, const char* key, bool& out, std::vector<FieldError>& problems) {
+void ReadDrainBool(const json& v, const char* key, bool& out, std::vector<FieldError>& problems) {
   if (const json& b = MemberOrNull(v, key); b.is_boolean()) {
     out = b.get<bool>();
   } else if (!b.is_null()) {
@@ -48,9 +48,9 @@ bool OwnedByDaemonSet(const json& pod) {
 namespace internal {
 
 void ReadDrainPolicy(const json& drain, DrainPolicy& p, std::vector<FieldError>& problems) {
-  ReadBool(drain, "enable", p.enable, problems);
-  ReadBool(drain, "deleteEmptyDirData", p.delete_emptydir_data, problems);
-  ReadBool(drain, "force", p.force, problems);
+  ReadDrainBool(drain, "enable", p.enable, problems);
+  ReadDrainBool(drain, "deleteEmptyDirData", p.delete_emptydir_data, problems);
+  ReadDrainBool(drain, "force", p.force, problems);
   if (const json& t = MemberOrNull(drain, "timeout"); t.is_string()) {
     absl::Duration d;
     if (!absl::ParseDuration(t.get<std::string>(), &d) || d <= absl::ZeroDuration()) {

@@ -22,8 +22,6 @@ using nlohmann::json;
 
 constexpr absl::Duration kDeletionPoll = absl::Seconds(2);
 
-std::string Key(const DeviceConfig& dc) { return absl::StrCat(dc.ns, "/", dc.name); }
-
 std::string ChildNs(const Child& c) {
   return c.ref.namespaced ? StringAt(c.object, {"metadata", "namespace"}) : "";
 }
@@ -96,6 +94,8 @@ std::string ConditionStatus(const json& status, const std::string& type) {
 }
 
 }  // namespace
+
+std::string DeviceConfigKey(const DeviceConfig& dc) { return absl::StrCat(dc.ns, "/", dc.name); }
 
 k8s::ResourceRef DeviceConfigRef() { return {kGroup, kStorageVersion, kPlural, true}; }
 
@@ -243,7 +243,8 @@ absl::StatusOr<ReconcileResult> Reconciler::Reconcile(const std::string& ns,
     const bool ok = ready && ready->status == "True";
     Emit(obj, ok ? k8s::kEventNormal : k8s::kEventWarning, ready ? ready->reason : "Unknown",
          ready ? ready->message : "");
-    spdlog::info("deviceconfig ready={} key={} reason={}", ok, Key(dc), ready ? ready->reason : "");
+    spdlog::info("deviceconfig ready={} key={} reason={}", ok, DeviceConfigKey(dc),
+                 ready ? ready->reason : "");
   }
   if (status != old_status) {
     // A merge patch keeps what it does not name: fields dropped from status go as nulls.
@@ -254,7 +255,7 @@ absl::StatusOr<ReconcileResult> Reconciler::Reconcile(const std::string& ns,
     absl::Status written = WriteStatus(obj, patch);
     if (!failed.ok()) {
       if (!written.ok()) {
-        spdlog::warn("status write failed deviceconfig={} error=\"{}\"", Key(dc),
+        spdlog::warn("status write failed deviceconfig={} error=\"{}\"", DeviceConfigKey(dc),
                      std::string(written.message()));
       }
       return failed;
@@ -286,8 +287,8 @@ absl::Status Reconciler::Act(const DeviceConfig& dc, const json& obj,
     if (!live.ok()) {
       const std::string what = absl::StrCat(StringMember(c.object, "kind"), " ",
                                             StringAt(c.object, {"metadata", "name"}));
-      spdlog::warn("apply failed deviceconfig={} object=\"{}\" error=\"{}\"", Key(dc), what,
-                   std::string(live.status().message()));
+      spdlog::warn("apply failed deviceconfig={} object=\"{}\" error=\"{}\"", DeviceConfigKey(dc),
+                   what, std::string(live.status().message()));
       Emit(obj, k8s::kEventWarning, "ApplyFailed",
            absl::StrCat(what, ": ", live.status().message()));
       return absl::Status(live.status().code(),
@@ -330,8 +331,8 @@ absl::StatusOr<std::optional<UpgradePlan>> Reconciler::RollDriver(const DeviceCo
   UpgradePlan plan = PlanUpgrade(dc, nodes, previous, clock_.Now(), pods, retry_failed);
   plan.retry_handled = retry.empty() ? handled : retry;
   if (retry_failed) {
-    spdlog::info("driver upgrade deviceconfig={} retrying failed nodes annotation={}", Key(dc),
-                 retry);
+    spdlog::info("driver upgrade deviceconfig={} retrying failed nodes annotation={}",
+                 DeviceConfigKey(dc), retry);
   }
   NEURON_RETURN_IF_ERROR(ApplyNodeChanges(dc, plan.changes));
   RunDrains(dc, obj, plan);
@@ -342,13 +343,14 @@ absl::StatusOr<std::optional<UpgradePlan>> Reconciler::RollDriver(const DeviceCo
                                : t.to == NodeUpgradeState::kDone ? "DriverUpgraded"
                                                                  : "DriverUpgrading";
     spdlog::log(failed ? spdlog::level::warn : spdlog::level::info,
-                "driver upgrade deviceconfig={} state={} node={} detail=\"{}\"", Key(dc),
-                StateName(t.to), t.node, t.message);
+                "driver upgrade deviceconfig={} state={} node={} detail=\"{}\"",
+                DeviceConfigKey(dc), StateName(t.to), t.node, t.message);
     Emit(obj, type, reason, absl::StrCat("node ", t.node, ": ", t.message));
     auto node = std::find_if(nodes.begin(), nodes.end(),
                              [&](const json& n) { return k8s::NodeView(n).name() == t.node; });
     if (node != nodes.end()) {
-      Emit(*node, type, reason, absl::StrCat("DeviceConfig ", Key(dc), ": ", t.message));
+      Emit(*node, type, reason,
+           absl::StrCat("DeviceConfig ", DeviceConfigKey(dc), ": ", t.message));
     }
   }
   return plan;
@@ -363,8 +365,8 @@ absl::Status Reconciler::ApplyNodeChanges(const DeviceConfig& dc,
         client_.Patch(k8s::resources::kNodes, "", c.node, k8s::PatchType::kMerge, c.Patch());
     if (absl::IsNotFound(r.status())) continue;  // the node is gone: nothing to change
     if (!r.ok()) {
-      spdlog::warn("node update failed deviceconfig={} node={} error=\"{}\"", Key(dc), c.node,
-                   std::string(r.status().message()));
+      spdlog::warn("node update failed deviceconfig={} node={} error=\"{}\"", DeviceConfigKey(dc),
+                   c.node, std::string(r.status().message()));
       return r.status();
     }
   }
@@ -382,7 +384,7 @@ absl::StatusOr<ReconcileResult> Reconciler::Finalize(const DeviceConfig& dc) {
     NEURON_RETURN_IF_ERROR(DeleteChildren(dc, apis, {}, stage));
     NEURON_ASSIGN_OR_RETURN(std::vector<LiveChild> left, ListChildren(dc, apis, stage));
     if (!left.empty()) {
-      spdlog::info("deviceconfig deleting key={} waiting_for={} objects={}", Key(dc),
+      spdlog::info("deviceconfig deleting key={} waiting_for={} objects={}", DeviceConfigKey(dc),
                    stage ? ComponentName(*stage) : "other", left.size());
       ReconcileResult poll;
       poll.requeue_after = kDeletionPoll;
@@ -404,7 +406,7 @@ absl::StatusOr<ReconcileResult> Reconciler::Finalize(const DeviceConfig& dc) {
   absl::StatusOr<json> r =
       client_.Patch(DeviceConfigRef(), dc.ns, dc.name, k8s::PatchType::kMerge, patch);
   if (!r.ok() && !absl::IsNotFound(r.status())) return r.status();
-  spdlog::info("deviceconfig finalized key={}: every child is gone", Key(dc));
+  spdlog::info("deviceconfig finalized key={}: every child is gone", DeviceConfigKey(dc));
   return ReconcileResult{};
 }
 
@@ -435,10 +437,10 @@ absl::StatusOr<std::optional<std::string>> Reconciler::OverlappingOwner(const De
     if (!other.ok() || other->uid == dc.uid || other->deleting) continue;
     if (!ValidateDeviceConfig(*other).empty()) continue;
     if (!SelectorsOverlap(dc.spec.selector, other->spec.selector)) continue;
-    const std::string key = Key(*other);
+    const std::string key = DeviceConfigKey(*other);
     // Earlier creation wins; same second -> the smaller namespace/name, so both sides agree.
     const bool earlier = other->creation_time < dc.creation_time ||
-                         (other->creation_time == dc.creation_time && key < Key(dc));
+                         (other->creation_time == dc.creation_time && key < DeviceConfigKey(dc));
     if (earlier && (!first || std::make_pair(other->creation_time, key) < *first)) {
       first = {other->creation_time, key};
     }
@@ -494,7 +496,8 @@ absl::Status Reconciler::DeleteChildren(const DeviceConfig& dc, const ClusterApi
     absl::StatusOr<json> r = client_.Delete(l.ref, l.ns, name, del);
     if (absl::IsNotFound(r.status())) continue;
     NEURON_RETURN_IF_ERROR(r.status());
-    spdlog::info("deleted deviceconfig={} object=\"{} {}\"", Key(dc), l.ref.resource, name);
+    spdlog::info("deleted deviceconfig={} object=\"{} {}\"", DeviceConfigKey(dc), l.ref.resource,
+                 name);
   }
   return absl::OkStatus();
 }

@@ -34,6 +34,9 @@ k8s::ResourceRef DeviceConfigRef();
 // controller passes its cache; tests may list).
 using NodesFn = std::function<absl::StatusOr<std::vector<nlohmann::json>>()>;
 
+// "<namespace>/<name>": how logs and events name a DeviceConfig.
+std::string DeviceConfigKey(const DeviceConfig& dc);
+
 struct ReconcileResult {
   // Run another pass after this long even without an event (deletion waiting for children,
   // an upgrading node's deadline).

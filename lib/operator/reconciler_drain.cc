@@ -8,13 +8,8 @@
 #include "spdlog/spdlog.h"
 
 namespace neuron::op {
-namespace {
 
 using nlohmann::json;
-
-std::string Key(const DeviceConfig& dc) { return absl::StrCat(dc.ns, "/", dc.name); }
-
-}  // namespace
 
 absl::StatusOr<NodePods> Reconciler::DrainPods(const DeviceConfig& dc,
                                                const std::vector<json>& nodes) {
@@ -33,8 +28,8 @@ absl::StatusOr<NodePods> Reconciler::DrainPods(const DeviceConfig& dc,
     opts.field_selector = absl::StrCat("spec.nodeName=", name);
     absl::StatusOr<k8s::ListResult> pods = client_.ListAll(k8s::resources::kPods, "", opts);
     if (!pods.ok()) {
-      spdlog::warn("drain: listing pods failed deviceconfig={} node={} error=\"{}\"", Key(dc), name,
-                   std::string(pods.status().message()));
+      spdlog::warn("drain: listing pods failed deviceconfig={} node={} error=\"{}\"",
+                   DeviceConfigKey(dc), name, std::string(pods.status().message()));
       return pods.status();
     }
     std::vector<DrainPod>& left = out[name];
@@ -54,18 +49,18 @@ void Reconciler::RunDrains(const DeviceConfig& dc, const json& obj, UpgradePlan&
       const absl::Status s = client_.Evict(p.ns, p.name);
       if (s.ok() || absl::IsNotFound(s)) {
         ++plan.evicted;
-        spdlog::info("drain: evicted deviceconfig={} node={} pod={}/{}", Key(dc), order.node, p.ns,
-                     p.name);
+        spdlog::info("drain: evicted deviceconfig={} node={} pod={}/{}", DeviceConfigKey(dc),
+                     order.node, p.ns, p.name);
       } else if (absl::IsResourceExhausted(s)) {
         // The pod's PodDisruptionBudget allows no disruption now: ask again next pass.
         ++plan.eviction_refused;
         const std::string why = absl::StrCat("node ", order.node, " waits on pod ", p.ns, "/",
                                              p.name, ": ", s.message());
-        spdlog::info("drain: eviction refused deviceconfig={} {}", Key(dc), why);
+        spdlog::info("drain: eviction refused deviceconfig={} {}", DeviceConfigKey(dc), why);
         Emit(obj, k8s::kEventNormal, "DrainWaiting", why);
       } else {
         spdlog::warn("drain: eviction failed deviceconfig={} node={} pod={}/{} error=\"{}\"",
-                     Key(dc), order.node, p.ns, p.name, std::string(s.message()));
+                     DeviceConfigKey(dc), order.node, p.ns, p.name, std::string(s.message()));
       }
     }
     for (const DrainPod& p : order.remove) {
@@ -75,10 +70,11 @@ void Reconciler::RunDrains(const DeviceConfig& dc, const json& obj, UpgradePlan&
         spdlog::warn(
             "drain: deleted after the drain timeout (force) deviceconfig={} node={} "
             "pod={}/{}",
-            Key(dc), order.node, p.ns, p.name);
+            DeviceConfigKey(dc), order.node, p.ns, p.name);
       } else {
-        spdlog::warn("drain: delete failed deviceconfig={} node={} pod={}/{} error=\"{}\"", Key(dc),
-                     order.node, p.ns, p.name, std::string(r.status().message()));
+        spdlog::warn("drain: delete failed deviceconfig={} node={} pod={}/{} error=\"{}\"",
+                     DeviceConfigKey(dc), order.node, p.ns, p.name,
+                     std::string(r.status().message()));
       }
     }
   }

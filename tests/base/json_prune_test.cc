@@ -8,7 +8,7 @@ namespace {
 
 using nlohmann::json;
 
-const char kPod[] = R"({"apiVersion":"v1","kind":"Pod",
+const char kPodText[] = R"({"apiVersion":"v1","kind":"Pod",
   "metadata":{"name":"p","namespace":"ml","labels":{"a":"b"},"managedFields":[{"x":1}],
               "annotations":{"keep":"1","drop":"2"}},
   "spec":{"nodeName":"n1","containers":[{"name":"c","image":"i","resources":{"limits":{"x":"4"}}},
@@ -23,7 +23,7 @@ TEST_CASE("pruned parse keeps exactly what is described", "[json_prune]") {
                      {"containers", JsonKeep::EachItem(JsonKeep::Of({{"resources", {}}}))}})},
       {"status", JsonKeep::Of({{"phase", {}}})},
   });
-  auto j = ParsePruned(kPod, keep);
+  auto j = ParsePruned(kPodText, keep);
   REQUIRE(j.ok());
   CHECK(*j == json::parse(R"({"metadata":{"name":"p","annotations":{"keep":"1"}},
     "spec":{"nodeName":"n1","containers":[{"resources":{"limits":{"x":"4"}}},{"resources":{}}]},
@@ -40,9 +40,9 @@ TEST_CASE("pruned parse: prefixes, whole values, mismatched types", "[json_prune
   // "spec" is described as an object but is a string: kept as is, so a reader sees the error.
   CHECK(*j == json::parse(R"({"labels":{"feature.node/a":"1","feature.node/b":{"deep":[1]}},
                               "spec":"oops"})"));
-  auto whole = ParsePruned(kPod, JsonKeep{});
+  auto whole = ParsePruned(kPodText, JsonKeep{});
   REQUIRE(whole.ok());
-  CHECK(*whole == json::parse(kPod));
+  CHECK(*whole == json::parse(kPodText));
 }
 
 TEST_CASE("AllBut keeps everything except what it drops", "[json_prune]") {
@@ -51,17 +51,17 @@ TEST_CASE("AllBut keeps everything except what it drops", "[json_prune]") {
       {{"metadata", JsonKeep::AllBut({Member::Drop("labels"),
                                       {"annotations", JsonKeep::AllBut({Member::Drop("drop")})}})},
        Member::Drop("status")});
-  auto j = ParsePruned(kPod, keep);
+  auto j = ParsePruned(kPodText, keep);
   REQUIRE(j.ok());
-  json want = json::parse(kPod);
+  json want = json::parse(kPodText);
   want.erase("status");
   want["metadata"].erase("labels");
   want["metadata"]["annotations"].erase("drop");
   CHECK(*j == want);
   // An AllBut that drops nothing keeps the object whole.
-  auto whole = ParsePruned(kPod, JsonKeep::AllBut({}));
+  auto whole = ParsePruned(kPodText, JsonKeep::AllBut({}));
   REQUIRE(whole.ok());
-  CHECK(*whole == json::parse(kPod));
+  CHECK(*whole == json::parse(kPodText));
 }
 
 TEST_CASE("pruned parse: what is read is validated, the structure always", "[json_prune]") {

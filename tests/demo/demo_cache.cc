@@ -22,7 +22,7 @@ using testing::Eventually;
 namespace fs = std::filesystem;
 
 constexpr char kCacheName[] = "llama-compiled";
-constexpr absl::Duration kWait = absl::Seconds(60);
+constexpr absl::Duration kCacheWait = absl::Seconds(60);
 
 std::string Slurp(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -82,7 +82,7 @@ std::vector<std::pair<std::string, bool>> CacheDemo::Run(
           const std::string state = StringMember(rec, "state");
           return state == "Extracted" || state == "Incompatible" || state == "Failed";
         },
-        kWait);
+        kCacheWait);
     std::printf("  %-10s %-12s %s\n", node.c_str(), StringMember(rec, "state", "-").c_str(),
                 StringMember(rec, "message").c_str());
     out.emplace_back(
@@ -132,7 +132,7 @@ std::vector<std::pair<std::string, bool>> CacheDemo::Run(
         status = got.ok() ? MemberOrNull(*got, "status") : json(nullptr);
         return IntOf(MemberAt(status, {"counts", "nodesExtracted"})) == 1;
       },
-      kWait);
+      kCacheWait);
   std::printf("kubectl get neuroncache -n %s: digest %s extracted %lld incompatible %lld\n",
               ns.c_str(), StringMember(status, "resolvedDigest").substr(0, 19).c_str(),
               static_cast<long long>(IntOf(MemberAt(status, {"counts", "nodesExtracted"}))),

@@ -24,7 +24,7 @@ namespace {
 using testing::FakeDeviceSource;
 using testing::SnapshotForShape;
 
-constexpr absl::Duration kWait = absl::Seconds(10);
+constexpr absl::Duration kOverlapWait = absl::Seconds(10);
 constexpr char kDev[] = "aws.amazon.com/neuron";
 constexpr char kCore[] = "aws.amazon.com/neuroncore";
 
@@ -71,11 +71,11 @@ class Plugin {
 
 // Waits until the kubelet sees `devices` and `cores` IDs (a fresh registration after a restart).
 void WaitReady(fakes::FakeKubelet& kubelet, int registrations, int devices, int cores) {
-  REQUIRE(kubelet.WaitForRegistrations(registrations, kWait));
+  REQUIRE(kubelet.WaitForRegistrations(registrations, kOverlapWait));
   REQUIRE(kubelet.WaitForDevices(
-      kDev, [&](const auto& r) { return r.devices_size() == devices; }, kWait));
+      kDev, [&](const auto& r) { return r.devices_size() == devices; }, kOverlapWait));
   REQUIRE(kubelet.WaitForDevices(
-      kCore, [&](const auto& r) { return r.devices_size() == cores; }, kWait));
+      kCore, [&](const auto& r) { return r.devices_size() == cores; }, kOverlapWait));
 }
 
 // Devices touched by a response (from /dev/neuronN container paths).

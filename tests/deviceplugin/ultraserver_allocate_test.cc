@@ -25,7 +25,7 @@
 namespace neuron::deviceplugin {
 namespace {
 
-constexpr absl::Duration kWait = absl::Seconds(10);
+constexpr absl::Duration kAllocateWait = absl::Seconds(10);
 
 class FixedPods final : public PodDirectory {
  public:
@@ -106,7 +106,8 @@ struct Served {
     manager = std::make_unique<PluginManager>(std::vector<PluginServer*>{&server}, mo);
     thread = std::thread([this] { run_status = manager->Run(stop); });
     REQUIRE(kubelet.WaitForDevices(
-        "aws.amazon.com/neuron", [](const auto& r) { return r.devices_size() == 16; }, kWait));
+        "aws.amazon.com/neuron", [](const auto& r) { return r.devices_size() == 16; },
+        kAllocateWait));
   }
   ~Served() {
     stop.Notify();

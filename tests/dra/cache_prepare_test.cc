@@ -24,9 +24,9 @@ using nlohmann::json;
 using sysfs::testing::TempDir;
 using testing::FakeCacheMounts;
 
-constexpr char kNode[] = "node-a";
+constexpr char kCacheNode[] = "node-a";
 
-class MapSource final : public ClaimSource {
+class CacheSource final : public ClaimSource {
  public:
   absl::StatusOr<json> Get(const ClaimRef& c) override {
     auto it = claims.find(c.uid);
@@ -37,13 +37,15 @@ class MapSource final : public ClaimSource {
 };
 
 // A claim in namespace ml for `device`, reserved for pod worker-0; `cache` is compileCache.
-json Claim(const std::string& uid, const std::string& device, const json& cache) {
+json CacheClaim(const std::string& uid, const std::string& device, const json& cache) {
   json params = {{"apiVersion", "neuron.aws.com/v1"}, {"kind", "NeuronConfig"}};
   if (!cache.is_null()) params["compileCache"] = cache;
   json config = {{"source", "FromClaim"},
                  {"opaque", {{"driver", "neuron.aws.com"}, {"parameters", params}}}};
-  json result = {
-      {"request", "neurons"}, {"driver", "neuron.aws.com"}, {"pool", kNode}, {"device", device}};
+  json result = {{"request", "neurons"},
+                 {"driver", "neuron.aws.com"},
+                 {"pool", kCacheNode},
+                 {"device", device}};
   return {
       {"metadata", {{"namespace", "ml"}, {"name", "claim-" + uid}, {"uid", uid}}},
       {"status",
@@ -55,18 +57,18 @@ json Claim(const std::string& uid, const std::string& device, const json& cache)
                                       {"apiGroup", ""}}})}}}};
 }
 
-ClaimRef Ref(const std::string& uid) { return {"ml", "claim-" + uid, uid}; }
+ClaimRef CacheRef(const std::string& uid) { return {"ml", "claim-" + uid, uid}; }
 
-struct Env {
+struct CacheEnv {
   TempDir dir;
-  MapSource source;
+  CacheSource source;
   FakeCacheMounts mounts{dir.path() + "/cache"};
   std::string cdi_dir() const { return dir.path() + "/cdi"; }
   std::string checkpoint() const { return dir.path() + "/state/checkpoint.json"; }
   std::unique_ptr<NeuronPreparer> Make(CacheMounts* cache_mounts) {
     fs::create_directories(cdi_dir());
     NeuronPreparerOptions o;
-    o.node_name = kNode;
+    o.node_name = kCacheNode;
     o.cdi_dir = cdi_dir();
     o.checkpoint_path = checkpoint();
     o.device_host_path = "/dev/null";
@@ -93,10 +95,10 @@ struct Env {
 };
 
 TEST_CASE("a claim naming a cache gets its directory bind-mounted through CDI", "[dra][cache]") {
-  Env env;
-  env.source.claims["u1"] = Claim("u1", "neurondevice3", {{"name", "llama"}});
+  CacheEnv env;
+  env.source.claims["u1"] = CacheClaim("u1", "neurondevice3", {{"name", "llama"}});
   auto p = env.Make();
-  auto r = p->Prepare({Ref("u1")});
+  auto r = p->Prepare({CacheRef("u1")});
   REQUIRE(r.at("u1").ok());
   CHECK(env.Mounts("u1") == json::array({{{"hostPath", env.mounts.ViewDir("u1")},
                                           {"containerPath", "/var/tmp/neuron-compile-cache"},
@@ -112,10 +114,10 @@ TEST_CASE("a claim naming a cache gets its directory bind-mounted through CDI", 
   CHECK(cp.claims.at("u1").cache ==
         PreparedCache{"NeuronCache", "ml", "llama", "/var/tmp/neuron-compile-cache"});
 
-  CHECK(*p->Prepare({Ref("u1")}).at("u1") == *r.at("u1"));  // a repeat: from the checkpoint
+  CHECK(*p->Prepare({CacheRef("u1")}).at("u1") == *r.at("u1"));  // a repeat: from the checkpoint
   CHECK(env.mounts.prepares().size() == 1);
 
-  REQUIRE(p->Unprepare({Ref("u1")}).at("u1").ok());
+  REQUIRE(p->Unprepare({CacheRef("u1")}).at("u1").ok());
   CHECK(env.mounts.releases() == std::vector<std::string>{"u1"});
   CHECK_FALSE(env.mounts.HasView("u1"));
   CHECK_FALSE(fs::exists(env.SpecPath("u1")));
@@ -123,11 +125,11 @@ TEST_CASE("a claim naming a cache gets its directory bind-mounted through CDI", 
 }
 
 TEST_CASE("a cluster cache at the claim's mount path", "[dra][cache]") {
-  Env env;
-  env.source.claims["u1"] =
-      Claim("u1", "neurondevice0", {{"clusterCache", "shared"}, {"mountPath", "/models/cache"}});
+  CacheEnv env;
+  env.source.claims["u1"] = CacheClaim(
+      "u1", "neurondevice0", {{"clusterCache", "shared"}, {"mountPath", "/models/cache"}});
   auto p = env.Make();
-  REQUIRE(p->Prepare({Ref("u1")}).at("u1").ok());
+  REQUIRE(p->Prepare({CacheRef("u1")}).at("u1").ok());
   CHECK(env.Mounts("u1")[0]["containerPath"] == "/models/cache");
   REQUIRE(env.mounts.prepares().size() == 1);
   CHECK(env.mounts.prepares()[0].kind == "ClusterNeuronCache");
@@ -136,14 +138,14 @@ TEST_CASE("a cluster cache at the claim's mount path", "[dra][cache]") {
 }
 
 TEST_CASE("after a restart, unprepare still releases the cache", "[dra][cache]") {
-  Env env;
-  env.source.claims["u1"] = Claim("u1", "neurondevice1", {{"name", "llama"}});
-  { REQUIRE(env.Make()->Prepare({Ref("u1")}).at("u1").ok()); }
+  CacheEnv env;
+  env.source.claims["u1"] = CacheClaim("u1", "neurondevice1", {{"name", "llama"}});
+  { REQUIRE(env.Make()->Prepare({CacheRef("u1")}).at("u1").ok()); }
   env.source.claims.clear();  // the claim is gone from the API by now
   FakeCacheMounts after(env.dir.path() + "/cache");
   auto restarted = env.Make(&after);
   CHECK(restarted->PreparedClaims() == std::vector<std::string>{"u1"});
-  REQUIRE(restarted->Unprepare({Ref("u1")}).at("u1").ok());
+  REQUIRE(restarted->Unprepare({CacheRef("u1")}).at("u1").ok());
   CHECK(after.releases() == std::vector<std::string>{"u1"});
   CHECK_FALSE(after.HasView("u1"));
   CHECK(after.prepares().empty());
@@ -151,12 +153,12 @@ TEST_CASE("after a restart, unprepare still releases the cache", "[dra][cache]")
 }
 
 TEST_CASE("a cache that is not ready fails the claim and leaves nothing", "[dra][cache]") {
-  Env env;
-  env.source.claims["u1"] = Claim("u1", "neurondevice2", {{"name", "llama"}});
-  env.source.claims["plain"] = Claim("plain", "neurondevice2", nullptr);
+  CacheEnv env;
+  env.source.claims["u1"] = CacheClaim("u1", "neurondevice2", {{"name", "llama"}});
+  env.source.claims["plain"] = CacheClaim("plain", "neurondevice2", nullptr);
   env.mounts.FailPrepare(absl::UnavailableError("not extracted yet: Pulling"));
   auto p = env.Make();
-  auto r = p->Prepare({Ref("u1")}).at("u1");
+  auto r = p->Prepare({CacheRef("u1")}).at("u1");
   CHECK(absl::IsUnavailable(r.status()));  // the kubelet retries
   CHECK_THAT(std::string(r.status().message()),
              Catch::Contains("prepare ResourceClaim ml/claim-u1: compile cache NeuronCache "
@@ -165,20 +167,20 @@ TEST_CASE("a cache that is not ready fails the claim and leaves nothing", "[dra]
   CHECK(p->PreparedClaims().empty());
   CHECK(env.OnDisk().claims.empty());
   // Its device was not kept: another claim gets it, and the retry works once the cache is there.
-  REQUIRE(p->Prepare({Ref("plain")}).at("plain").ok());
+  REQUIRE(p->Prepare({CacheRef("plain")}).at("plain").ok());
   CHECK(env.Mounts("plain").is_null());
-  REQUIRE(p->Unprepare({Ref("plain")}).at("plain").ok());
+  REQUIRE(p->Unprepare({CacheRef("plain")}).at("plain").ok());
   env.mounts.FailPrepare(absl::OkStatus());
-  REQUIRE(p->Prepare({Ref("u1")}).at("u1").ok());
+  REQUIRE(p->Prepare({CacheRef("u1")}).at("u1").ok());
   CHECK(env.Mounts("u1")[0]["hostPath"] == env.mounts.ViewDir("u1"));
 }
 
 TEST_CASE("a failure after the cache is mounted releases it", "[dra][cache]") {
-  Env env;
-  env.source.claims["u1"] = Claim("u1", "neurondevice2", {{"name", "llama"}});
+  CacheEnv env;
+  env.source.claims["u1"] = CacheClaim("u1", "neurondevice2", {{"name", "llama"}});
   env.mounts.AnswerDir("relative/dir");  // the CDI spec refuses it
   auto p = env.Make();
-  auto r = p->Prepare({Ref("u1")}).at("u1");
+  auto r = p->Prepare({CacheRef("u1")}).at("u1");
   CHECK(absl::IsInvalidArgument(r.status()));
   CHECK_THAT(std::string(r.status().message()), Catch::Contains("hostPath \"relative/dir\""));
   CHECK(env.mounts.releases() == std::vector<std::string>{"u1"});
@@ -188,39 +190,39 @@ TEST_CASE("a failure after the cache is mounted releases it", "[dra][cache]") {
 
 TEST_CASE("a cache that cannot be released is retried, without holding the devices",
           "[dra][cache]") {
-  Env env;
-  env.source.claims["u1"] = Claim("u1", "neurondevice2", {{"name", "llama"}});
-  env.source.claims["next"] = Claim("next", "neurondevice2", nullptr);
+  CacheEnv env;
+  env.source.claims["u1"] = CacheClaim("u1", "neurondevice2", {{"name", "llama"}});
+  env.source.claims["next"] = CacheClaim("next", "neurondevice2", nullptr);
   auto p = env.Make();
-  REQUIRE(p->Prepare({Ref("u1")}).at("u1").ok());
+  REQUIRE(p->Prepare({CacheRef("u1")}).at("u1").ok());
   env.mounts.FailRelease(absl::InternalError("umount: device busy"));
-  absl::Status s = p->Unprepare({Ref("u1")}).at("u1");
+  absl::Status s = p->Unprepare({CacheRef("u1")}).at("u1");
   CHECK_THAT(std::string(s.message()),
              Catch::Contains("release compile cache NeuronCache ml/llama: umount: device busy"));
   CHECK(env.OnDisk().claims.count("u1") == 1);  // still to release
   env.mounts.FailRelease(absl::OkStatus());
-  REQUIRE(p->Unprepare({Ref("u1")}).at("u1").ok());
+  REQUIRE(p->Unprepare({CacheRef("u1")}).at("u1").ok());
   CHECK(env.OnDisk().claims.empty());
   CHECK(env.mounts.releases().size() == 2);
 
   // The same when undoing a failed prepare: the record stays for the cache, not the device.
   env.mounts.AnswerDir("relative/dir");
   env.mounts.FailRelease(absl::InternalError("umount: device busy"));
-  CHECK_FALSE(p->Prepare({Ref("u1")}).at("u1").ok());
+  CHECK_FALSE(p->Prepare({CacheRef("u1")}).at("u1").ok());
   REQUIRE(env.OnDisk().claims.count("u1") == 1);
   CHECK(env.OnDisk().claims.at("u1").devices.empty());
-  CHECK(p->Prepare({Ref("next")}).at("next").ok());
+  CHECK(p->Prepare({CacheRef("next")}).at("next").ok());
   env.mounts.FailRelease(absl::OkStatus());
-  REQUIRE(p->Unprepare({Ref("u1")}).at("u1").ok());
+  REQUIRE(p->Unprepare({CacheRef("u1")}).at("u1").ok());
   CHECK(env.OnDisk().claims.count("u1") == 0);
 }
 
 TEST_CASE("without compile caches enabled, a claim naming one fails clearly", "[dra][cache]") {
-  Env env;
-  env.source.claims["u1"] = Claim("u1", "neurondevice0", {{"name", "llama"}});
-  env.source.claims["plain"] = Claim("plain", "neurondevice1", nullptr);
+  CacheEnv env;
+  env.source.claims["u1"] = CacheClaim("u1", "neurondevice0", {{"name", "llama"}});
+  env.source.claims["plain"] = CacheClaim("plain", "neurondevice1", nullptr);
   auto p = env.Make(nullptr);
-  auto r = p->Prepare({Ref("u1"), Ref("plain")});
+  auto r = p->Prepare({CacheRef("u1"), CacheRef("plain")});
   CHECK(absl::IsFailedPrecondition(r.at("u1").status()));
   CHECK_THAT(std::string(r.at("u1").status().message()),
              Catch::Contains("ResourceClaim ml/claim-u1: its NeuronConfig names compileCache "
@@ -232,22 +234,22 @@ TEST_CASE("without compile caches enabled, a claim naming one fails clearly", "[
 }
 
 TEST_CASE("a claim prepared with a cache unprepares after caches were turned off", "[dra][cache]") {
-  Env env;
-  env.source.claims["u1"] = Claim("u1", "neurondevice0", {{"name", "llama"}});
-  { REQUIRE(env.Make()->Prepare({Ref("u1")}).at("u1").ok()); }
+  CacheEnv env;
+  env.source.claims["u1"] = CacheClaim("u1", "neurondevice0", {{"name", "llama"}});
+  { REQUIRE(env.Make()->Prepare({CacheRef("u1")}).at("u1").ok()); }
   auto without = env.Make(nullptr);
-  CHECK(without->Unprepare({Ref("u1")}).at("u1").ok());  // the pod can finish
+  CHECK(without->Unprepare({CacheRef("u1")}).at("u1").ok());  // the pod can finish
   CHECK(env.OnDisk().claims.empty());
 }
 
 TEST_CASE("an invalid compileCache fails the claim with the reason", "[dra][cache]") {
-  Env env;
+  CacheEnv env;
   env.source.claims["u1"] =
-      Claim("u1", "neurondevice0", {{"name", "llama"}, {"clusterCache", "x"}});
+      CacheClaim("u1", "neurondevice0", {{"name", "llama"}, {"clusterCache", "x"}});
   env.source.claims["u2"] =
-      Claim("u2", "neurondevice1", {{"name", "llama"}, {"mountPath", "/a/../b"}});
+      CacheClaim("u2", "neurondevice1", {{"name", "llama"}, {"mountPath", "/a/../b"}});
   auto p = env.Make();
-  auto r = p->Prepare({Ref("u1"), Ref("u2")});
+  auto r = p->Prepare({CacheRef("u1"), CacheRef("u2")});
   CHECK(absl::IsInvalidArgument(r.at("u1").status()));
   CHECK_THAT(std::string(r.at("u1").status().message()),
              Catch::Contains("compileCache needs only one of name"));

@@ -12,7 +12,7 @@ namespace {
 
 using nlohmann::json;
 
-constexpr char kUid[] = "8d1f0c62-1b2a-4c3d-9e8f-0a1b2c3d4e5f";
+constexpr char kAllocationUid[] = "8d1f0c62-1b2a-4c3d-9e8f-0a1b2c3d4e5f";
 constexpr char kDriver[] = "neuron.aws.com";
 constexpr char kPool[] = "node-a";
 
@@ -35,7 +35,7 @@ json Lnc(int lnc, json requests = json::array(), const std::string& source = "Fr
 json Claim(json results, json config = json::array()) {
   return {{"apiVersion", "resource.k8s.io/v1"},
           {"kind", "ResourceClaim"},
-          {"metadata", {{"name", "c"}, {"namespace", "ml"}, {"uid", kUid}}},
+          {"metadata", {{"name", "c"}, {"namespace", "ml"}, {"uid", kAllocationUid}}},
           {"status",
            {{"allocation",
              {{"devices", {{"results", std::move(results)}, {"config", std::move(config)}}}}}}}};
@@ -58,7 +58,7 @@ TEST_CASE("only our driver's results in our pool are ours", "[dra][claim]") {
   const json claim =
       Claim({Result("a", "neurondevice2"), Result("a", "dev0", kPool, "gpu.example"),
              Result("b", "neurondevice1", "node-b"), Result("b", "neurondevice3-core1")});
-  auto alloc = ReadClaimAllocation(claim, kUid, kDriver, kPool);
+  auto alloc = ReadClaimAllocation(claim, kAllocationUid, kDriver, kPool);
   REQUIRE(alloc.ok());
   REQUIRE(alloc->devices.size() == 2);
   CHECK(alloc->devices[0] == AllocatedDevice{"a", "neurondevice2", {2, std::nullopt}, false});
@@ -70,26 +70,26 @@ TEST_CASE("claim config overrides class config; request lists narrow it", "[dra]
   SECTION("last applicable wins") {
     const json claim = Claim({Result("r", "neurondevice0")},
                              {Lnc(1, json::array(), "FromClass"), Lnc(2, json::array())});
-    CHECK(ReadClaimAllocation(claim, kUid, kDriver, kPool)->logical_neuron_core == 2);
+    CHECK(ReadClaimAllocation(claim, kAllocationUid, kDriver, kPool)->logical_neuron_core == 2);
   }
   SECTION("a config for another request does not apply") {
     const json claim = Claim({Result("r", "neurondevice0")}, {Lnc(2, {"other"})});
-    CHECK_FALSE(ReadClaimAllocation(claim, kUid, kDriver, kPool)->logical_neuron_core);
+    CHECK_FALSE(ReadClaimAllocation(claim, kAllocationUid, kDriver, kPool)->logical_neuron_core);
   }
   SECTION("a config for the parent request applies to its subrequests") {
     const json claim = Claim({Result("r/big", "neurondevice0")}, {Lnc(2, {"r"})});
-    CHECK(ReadClaimAllocation(claim, kUid, kDriver, kPool)->logical_neuron_core == 2);
+    CHECK(ReadClaimAllocation(claim, kAllocationUid, kDriver, kPool)->logical_neuron_core == 2);
   }
   SECTION("another driver's opaque config is not ours to read") {
     json other = Lnc(7);
     other["opaque"]["driver"] = "gpu.example";
     const json claim = Claim({Result("r", "neurondevice0")}, {other});
-    CHECK(ReadClaimAllocation(claim, kUid, kDriver, kPool).ok());
+    CHECK(ReadClaimAllocation(claim, kAllocationUid, kDriver, kPool).ok());
   }
   SECTION("requests of one claim must agree on LNC") {
     const json claim =
         Claim({Result("a", "neurondevice0"), Result("b", "neurondevice1")}, {Lnc(2, {"a"})});
-    auto alloc = ReadClaimAllocation(claim, kUid, kDriver, kPool);
+    auto alloc = ReadClaimAllocation(claim, kAllocationUid, kDriver, kPool);
     CHECK(absl::IsInvalidArgument(alloc.status()));
     CHECK(alloc.status().message().find("different logicalNeuronCore") != std::string::npos);
   }
@@ -105,34 +105,36 @@ TEST_CASE("bad claims are clear errors", "[dra][claim]") {
   SECTION("not allocated") {
     json claim = Claim(json::array());
     claim["status"] = json::object();
-    CHECK(absl::IsFailedPrecondition(ReadClaimAllocation(claim, kUid, kDriver, kPool).status()));
+    CHECK(absl::IsFailedPrecondition(
+        ReadClaimAllocation(claim, kAllocationUid, kDriver, kPool).status()));
   }
   SECTION("nothing of ours here") {
-    auto a =
-        ReadClaimAllocation(Claim({Result("r", "neurondevice0", "node-b")}), kUid, kDriver, kPool);
+    auto a = ReadClaimAllocation(Claim({Result("r", "neurondevice0", "node-b")}), kAllocationUid,
+                                 kDriver, kPool);
     CHECK(absl::IsFailedPrecondition(a.status()));
   }
   SECTION("a device name we never publish") {
-    auto a = ReadClaimAllocation(Claim({Result("r", "gpu0")}), kUid, kDriver, kPool);
+    auto a = ReadClaimAllocation(Claim({Result("r", "gpu0")}), kAllocationUid, kDriver, kPool);
     CHECK(absl::IsInvalidArgument(a.status()));
   }
   SECTION("an invalid NeuronConfig names the request and the problem") {
     json cfg = Lnc(3);
-    auto a =
-        ReadClaimAllocation(Claim({Result("r", "neurondevice0")}, {cfg}), kUid, kDriver, kPool);
+    auto a = ReadClaimAllocation(Claim({Result("r", "neurondevice0")}, {cfg}), kAllocationUid,
+                                 kDriver, kPool);
     CHECK(absl::IsInvalidArgument(a.status()));
     CHECK(a.status().message().find("request \"r\"") != std::string::npos);
     CHECK(a.status().message().find("1 or 2") != std::string::npos);
     cfg["opaque"]["parameters"]["extra"] = true;
     cfg["opaque"]["parameters"]["logicalNeuronCore"] = 1;
-    a = ReadClaimAllocation(Claim({Result("r", "neurondevice0")}, {cfg}), kUid, kDriver, kPool);
+    a = ReadClaimAllocation(Claim({Result("r", "neurondevice0")}, {cfg}), kAllocationUid, kDriver,
+                            kPool);
     CHECK(a.status().message().find("unknown field") != std::string::npos);
   }
   SECTION("wrong types anywhere never throw") {
     for (const json& junk :
          {json(nullptr), json(42), json::array({1, 2}), json{{"metadata", 1}, {"status", "x"}},
           Claim({json(1), json{{"driver", kDriver}, {"pool", kPool}}})}) {
-      CHECK_FALSE(ReadClaimAllocation(junk, kUid, kDriver, kPool).ok());
+      CHECK_FALSE(ReadClaimAllocation(junk, kAllocationUid, kDriver, kPool).ok());
     }
   }
 }
@@ -152,7 +154,7 @@ TEST_CASE("AWS's us-and-lnc-config: UltraServerConfig and NeuronConfig on the no
           "[dra][claim]") {
   const json claim =
       Claim({Result("neurons", "neuronnode")}, {UltraServer(2, {"neurons"}), Lnc(1, {"neurons"})});
-  auto alloc = ReadClaimAllocation(claim, kUid, kDriver, kPool);
+  auto alloc = ReadClaimAllocation(claim, kAllocationUid, kDriver, kPool);
   REQUIRE(alloc.ok());
   REQUIRE(alloc->devices.size() == 1);
   CHECK(alloc->devices[0].ref.node);
@@ -160,12 +162,13 @@ TEST_CASE("AWS's us-and-lnc-config: UltraServerConfig and NeuronConfig on the no
   CHECK(alloc->logical_neuron_core == 1);
   // The later entry of a kind wins, as for NeuronConfig.
   auto later = ReadClaimAllocation(
-      Claim({Result("neurons", "neuronnode")}, {UltraServer(2), UltraServer(4, {"neurons"})}), kUid,
-      kDriver, kPool);
+      Claim({Result("neurons", "neuronnode")}, {UltraServer(2), UltraServer(4, {"neurons"})}),
+      kAllocationUid, kDriver, kPool);
   REQUIRE(later.ok());
   CHECK(later->ultraserver_set == 4);
   // Without UltraServerConfig the node device is just the whole node.
-  auto plain = ReadClaimAllocation(Claim({Result("neurons", "neuronnode")}), kUid, kDriver, kPool);
+  auto plain =
+      ReadClaimAllocation(Claim({Result("neurons", "neuronnode")}), kAllocationUid, kDriver, kPool);
   REQUIRE(plain.ok());
   CHECK_FALSE(plain->ultraserver_set.has_value());
 }
@@ -173,19 +176,19 @@ TEST_CASE("AWS's us-and-lnc-config: UltraServerConfig and NeuronConfig on the no
 TEST_CASE("UltraServerConfig on an ordinary device or differing between requests is refused",
           "[dra][claim]") {
   auto on_device = ReadClaimAllocation(Claim({Result("a", "neurondevice2")}, {UltraServer(4)}),
-                                       kUid, kDriver, kPool);
+                                       kAllocationUid, kDriver, kPool);
   REQUIRE(absl::IsInvalidArgument(on_device.status()));
   CHECK_THAT(std::string(on_device.status().message()),
              Catch::Contains("applies only to the UltraServer node device (resourceType "
                              "neuron_node)"));
   auto differ = ReadClaimAllocation(Claim({Result("a", "neuronnode"), Result("b", "neuronnode")},
                                           {UltraServer(4, {"a"}), UltraServer(2, {"b"})}),
-                                    kUid, kDriver, kPool);
+                                    kAllocationUid, kDriver, kPool);
   REQUIRE(absl::IsInvalidArgument(differ.status()));
   CHECK_THAT(std::string(differ.status().message()),
              Catch::Contains("different UltraServerConfig ultraserverMode values"));
-  auto bad = ReadClaimAllocation(Claim({Result("a", "neuronnode")}, {UltraServer(3)}), kUid,
-                                 kDriver, kPool);
+  auto bad = ReadClaimAllocation(Claim({Result("a", "neuronnode")}, {UltraServer(3)}),
+                                 kAllocationUid, kDriver, kPool);
   REQUIRE(absl::IsInvalidArgument(bad.status()));
   CHECK_THAT(std::string(bad.status().message()),
              Catch::Contains("config for request \"a\": UltraServerConfig: ultraserverMode"));

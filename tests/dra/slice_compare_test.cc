@@ -21,7 +21,7 @@ json Spec(json taints, bool v1beta1 = false) {
   if (!taints.empty()) fields["taints"] = std::move(taints);
   json device = v1beta1 ? json{{"name", "neurondevice0"}, {"basic", fields}} : fields;
   device["name"] = "neurondevice0";
-  return {{"driver", "neuron.aws.com"}, {"devices", {device}}};
+  return {{"driver", "neuron.aws.com"}, {"devices", json::array({device})}};
 }
 
 TEST_CASE("a time the server added is no difference; any other field is") {

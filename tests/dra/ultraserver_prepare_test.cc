@@ -28,9 +28,9 @@ namespace {
 using nlohmann::json;
 using sysfs::testing::TempDir;
 
-constexpr char kNode[] = "us-node-2";
+constexpr char kUltraServerNode[] = "us-node-2";
 
-class MapSource final : public ClaimSource {
+class UltraServerSource final : public ClaimSource {
  public:
   absl::StatusOr<json> Get(const ClaimRef& c) override {
     auto it = claims.find(c.uid);
@@ -93,10 +93,11 @@ json ExampleConfig(const std::string& file) {
   return nullptr;
 }
 
-json Claim(const std::string& uid, const std::string& device, json config = json::array()) {
+json UltraServerClaim(const std::string& uid, const std::string& device,
+                      json config = json::array()) {
   json results = json::array({{{"request", "neurons"},
                                {"driver", "neuron.aws.com"},
-                               {"pool", kNode},
+                               {"pool", kUltraServerNode},
                                {"device", device}}});
   return {{"metadata", {{"namespace", "ml"}, {"name", "claim-" + uid}, {"uid", uid}}},
           {"status",
@@ -104,12 +105,12 @@ json Claim(const std::string& uid, const std::string& device, json config = json
              {{"devices", {{"results", std::move(results)}, {"config", std::move(config)}}}}}}}};
 }
 
-ClaimRef Ref(const std::string& uid) { return {"ml", "claim-" + uid, uid}; }
+ClaimRef UltraServerRef(const std::string& uid) { return {"ml", "claim-" + uid, uid}; }
 
-struct Env {
+struct UltraServerEnv {
   NodeFacts node{16, 8, 2, true, {absl::OkStatus(), Trn2uNode()}};
   TempDir dir;
-  MapSource source;
+  UltraServerSource source;
   std::vector<ultraserver::SetMember> lookups;
   Rank0Lookup lookup = [this](const ultraserver::SetMember& m) -> absl::StatusOr<std::string> {
     lookups.push_back(m);
@@ -119,7 +120,7 @@ struct Env {
   std::unique_ptr<NeuronPreparer> Make() {
     std::filesystem::create_directories(cdi_dir());
     NeuronPreparerOptions o;
-    o.node_name = kNode;
+    o.node_name = kUltraServerNode;
     o.cdi_dir = cdi_dir();
     o.checkpoint_path = dir.path() + "/state/checkpoint.json";
     o.node_facts = [this]() -> absl::StatusOr<NodeFacts> { return node; };
@@ -142,10 +143,11 @@ struct Env {
 };
 
 TEST_CASE("4-node-inference-us: the whole node and the variables of a set of 4", "[dra][us]") {
-  Env env;
-  env.source.claims["u4"] = Claim("u4", "neuronnode", ExampleConfig("4-node-inference-us.yaml"));
+  UltraServerEnv env;
+  env.source.claims["u4"] =
+      UltraServerClaim("u4", "neuronnode", ExampleConfig("4-node-inference-us.yaml"));
   auto p = env.Make();
-  auto r = p->Prepare({Ref("u4")});
+  auto r = p->Prepare({UltraServerRef("u4")});
   REQUIRE(r.at("u4").ok());
   REQUIRE(r.at("u4")->size() == 1);
   CHECK(r.at("u4")->at(0).device == "neuronnode");
@@ -162,11 +164,13 @@ TEST_CASE("4-node-inference-us: the whole node and the variables of a set of 4",
 }
 
 TEST_CASE("2-node-inference-us and us-and-lnc-config: a set of 2, with its LNC", "[dra][us]") {
-  Env env;
-  env.source.claims["u2"] = Claim("u2", "neuronnode", ExampleConfig("2-node-inference-us.yaml"));
-  env.source.claims["ul"] = Claim("ul", "neuronnode", ExampleConfig("us-and-lnc-config.yaml"));
+  UltraServerEnv env;
+  env.source.claims["u2"] =
+      UltraServerClaim("u2", "neuronnode", ExampleConfig("2-node-inference-us.yaml"));
+  env.source.claims["ul"] =
+      UltraServerClaim("ul", "neuronnode", ExampleConfig("us-and-lnc-config.yaml"));
   auto p = env.Make();
-  REQUIRE(p->Prepare({Ref("u2")}).at("u2").ok());
+  REQUIRE(p->Prepare({UltraServerRef("u2")}).at("u2").ok());
   // Node id 0 of its pair: rank 0 is this node, no lookup.
   CHECK(env.EnvOf("u2") ==
         std::vector<std::string>{"NEURON_RT_VISIBLE_CORES=0-63", "NEURON_LOGICAL_NC_CONFIG=2",
@@ -175,8 +179,8 @@ TEST_CASE("2-node-inference-us and us-and-lnc-config: a set of 2, with its LNC",
                                  "NEURON_RT_ULTRASERVER_NODE_ID=0", "NEURON_GLOBAL_TOPOID=0",
                                  "NEURON_GLOBAL_TOPOID0_HOST=us-node-2"});
   CHECK(env.lookups.empty());
-  REQUIRE(p->Unprepare({Ref("u2")}).at("u2").ok());
-  REQUIRE(p->Prepare({Ref("ul")}).at("ul").ok());
+  REQUIRE(p->Unprepare({UltraServerRef("u2")}).at("u2").ok());
+  REQUIRE(p->Prepare({UltraServerRef("ul")}).at("ul").ok());
   const std::vector<std::string> lnc1 = env.EnvOf("ul");
   REQUIRE(lnc1.size() == 7);
   CHECK(lnc1[0] == "NEURON_RT_VISIBLE_CORES=0-127");  // 16 devices x 8 cores at LNC 1
@@ -186,11 +190,12 @@ TEST_CASE("2-node-inference-us and us-and-lnc-config: a set of 2, with its LNC",
 
 TEST_CASE("a set the node does not support, or no UltraServer at all, is a clear error",
           "[dra][us]") {
-  Env env;
+  UltraServerEnv env;
   env.node.ultraserver.identity->modes = {4};  // X1 only
-  env.source.claims["u4"] = Claim("u4", "neuronnode", ExampleConfig("4-node-inference-us.yaml"));
+  env.source.claims["u4"] =
+      UltraServerClaim("u4", "neuronnode", ExampleConfig("4-node-inference-us.yaml"));
   auto p = env.Make();
-  absl::Status s = p->Prepare({Ref("u4")}).at("u4").status();
+  absl::Status s = p->Prepare({UltraServerRef("u4")}).at("u4").status();
   CHECK(absl::IsInvalidArgument(s));
   CHECK_THAT(std::string(s.message()),
              Catch::Contains("UltraServerConfig ultraserverMode 4 (a set of 4 node(s)): node "
@@ -199,42 +204,43 @@ TEST_CASE("a set the node does not support, or no UltraServer at all, is a clear
   CHECK(p->PreparedClaims().empty());
 
   env.node.ultraserver.identity.reset();
-  s = p->Prepare({Ref("u4")}).at("u4").status();
+  s = p->Prepare({UltraServerRef("u4")}).at("u4").status();
   CHECK(absl::IsFailedPrecondition(s));
   CHECK_THAT(std::string(s.message()),
              Catch::Contains("asks for a set of 4 node(s), but node us-node-2 is not an "
                              "UltraServer node"));
 
   env.node.ultraserver.status = absl::UnavailableError("node_id_4: busy");
-  CHECK(absl::IsUnavailable(p->Prepare({Ref("u4")}).at("u4").status()));
+  CHECK(absl::IsUnavailable(p->Prepare({UltraServerRef("u4")}).at("u4").status()));
 }
 
 TEST_CASE("no rank-0 node found: empty host, the pod still runs", "[dra][us]") {
-  Env env;
+  UltraServerEnv env;
   env.lookup = [](const ultraserver::SetMember&) -> absl::StatusOr<std::string> {
     return absl::NotFoundError("no node matches");
   };
-  env.source.claims["u4"] = Claim("u4", "neuronnode", ExampleConfig("4-node-inference-us.yaml"));
+  env.source.claims["u4"] =
+      UltraServerClaim("u4", "neuronnode", ExampleConfig("4-node-inference-us.yaml"));
   auto p = env.Make();
-  REQUIRE(p->Prepare({Ref("u4")}).at("u4").ok());
+  REQUIRE(p->Prepare({UltraServerRef("u4")}).at("u4").ok());
   CHECK(env.EnvOf("u4").back() == "NEURON_GLOBAL_TOPOID0_HOST=");
 }
 
 TEST_CASE("the node device and the node's devices are never prepared together", "[dra][us]") {
-  Env env;
-  env.source.claims["dev"] = Claim("dev", "neurondevice3-core1");
+  UltraServerEnv env;
+  env.source.claims["dev"] = UltraServerClaim("dev", "neurondevice3-core1");
   env.source.claims["node"] =
-      Claim("node", "neuronnode", ExampleConfig("4-node-inference-us.yaml"));
+      UltraServerClaim("node", "neuronnode", ExampleConfig("4-node-inference-us.yaml"));
   auto p = env.Make();
-  REQUIRE(p->Prepare({Ref("dev")}).at("dev").ok());
-  absl::Status s = p->Prepare({Ref("node")}).at("node").status();
+  REQUIRE(p->Prepare({UltraServerRef("dev")}).at("dev").ok());
+  absl::Status s = p->Prepare({UltraServerRef("node")}).at("node").status();
   CHECK(absl::IsUnavailable(s));
   CHECK_THAT(std::string(s.message()),
              Catch::Contains("device neuronnode is still prepared for ResourceClaim ml/claim-dev"));
   CHECK_THAT(std::string(s.message()), Catch::Contains("stands for every device of the node"));
-  REQUIRE(p->Unprepare({Ref("dev")}).at("dev").ok());
-  REQUIRE(p->Prepare({Ref("node")}).at("node").ok());
-  s = p->Prepare({Ref("dev")}).at("dev").status();
+  REQUIRE(p->Unprepare({UltraServerRef("dev")}).at("dev").ok());
+  REQUIRE(p->Prepare({UltraServerRef("node")}).at("node").ok());
+  s = p->Prepare({UltraServerRef("dev")}).at("dev").status();
   CHECK(absl::IsUnavailable(s));
   CHECK_THAT(std::string(s.message()), Catch::Contains("(neuronnode)"));
 }

@@ -91,11 +91,12 @@ TEST_CASE("every family's rules over HTTP, in NodeNames and full Nodes mode", "[
     for (const bool names_mode : {true, false}) {
       CAPTURE(k.node, k.resource, k.count, names_mode);
       const std::string body =
-          names_mode ? NamesArgs(pod, {k.node})
-                     : json{{"Pod", pod},
-                            {"Nodes", {{"metadata", json::object()}, {"items", {node}}}},
-                            {"NodeNames", nullptr}}
-                           .dump();
+          names_mode
+              ? NamesArgs(pod, {k.node})
+              : json{{"Pod", pod},
+                     {"Nodes", {{"metadata", json::object()}, {"items", json::array({node})}}},
+                     {"NodeNames", nullptr}}
+                    .dump();
       const json r = Post(app->port(), "/filter", body);
       const json& passed = names_mode ? r["NodeNames"] : r["Nodes"]["items"];
       CHECK(Contains(passed, k.node) == k.fits);

@@ -8,7 +8,7 @@ a greedy set cover keeps the inputs that add the most edges, up to --max files, 
 ties. The seeds checked in under tests/fuzz/corpus/ stay small and reach (nearly) all of the
 campaign's coverage.
 
-  tests/fuzz/pick_seeds.py build/fuzz/bin/k8s_watch_fuzz OUT_DIR CORPUS_DIR... [--max 40]
+  tests/fuzz/pick_seeds.py build/asan/bin/k8s_watch_fuzz OUT_DIR CORPUS_DIR... [--max 40]
 """
 import argparse
 import os

@@ -107,6 +107,17 @@ def check_layout(layout, name, user):
     print(f"     {name}: layer {len(layer) // 1024} KiB compressed")
 
 
+def sanitized(binary):
+    """True for a sanitizer build: GCC links the runtime as a library (ldd shows it), clang links
+    it into the binary (its entry points are in the dynamic symbol table)."""
+    ldd = subprocess.run(["ldd", binary], capture_output=True, text=True).stdout
+    if any(lib in ldd for lib in ("libasan", "libubsan", "libtsan")):
+        return True
+    with open(binary, "rb") as f:
+        data = f.read()
+    return any(s in data for s in (b"__asan_init", b"__tsan_init", b"__ubsan_handle_"))
+
+
 def main():
     bin_dir, src = sys.argv[1], sys.argv[2]
     work = tempfile.mkdtemp(prefix="neuron-images-")
@@ -117,10 +128,7 @@ def main():
                             os.path.join(bin_dir, name), rootfs], check=True)
             # Sanitizer runtimes read /proc, which a bare chroot lacks: sanitized builds (the
             # ASan suite runs this test too) take the loader path.
-            ldd = subprocess.run(["ldd", os.path.join(bin_dir, name)], capture_output=True,
-                                 text=True).stdout
-            sanitized = "libasan" in ldd or "libubsan" in ldd or "libtsan" in ldd
-            result = None if sanitized else run_in_chroot(rootfs)
+            result = None if sanitized(os.path.join(bin_dir, name)) else run_in_chroot(rootfs)
             how = "chroot"
             if result is None:
                 result, how = run_with_image_loader(rootfs), "the image's loader"

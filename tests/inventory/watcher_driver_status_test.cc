@@ -17,13 +17,13 @@ namespace {
 namespace em = sysfs::emulation;
 constexpr char kStatus[] = "stats/hardware/health_status/";
 
-struct Fixture {
+struct DriverStatusFixture {
   sysfs::testing::TempDir dir;
   std::unique_ptr<sysfs::Fs> fs;
   fakes::FakeClock clock;
   std::unique_ptr<Watcher> watcher;
 
-  explicit Fixture(uint64_t scramble_seed = 0) {
+  explicit DriverStatusFixture(uint64_t scramble_seed = 0) {
     sysfs::EmulationSpec s;
     s.instance_type = "trn1.2xlarge";
     s.pci_device_id = 0x7164;
@@ -56,7 +56,7 @@ TEST_CASE("a rising hw_error_event takes the device out on the fast path",
           "[inventory][watcher][health]") {
   for (uint64_t seed : {uint64_t{0}, uint64_t{3}}) {
     CAPTURE(seed);
-    Fixture f(seed);
+    DriverStatusFixture f(seed);
     REQUIRE(f.watcher->Poll());
     CHECK(f.Dev(1).health_status.at("hw_error_event") == 0);
     f.Write(1, "hw_error_event", "2\n");
@@ -73,7 +73,7 @@ TEST_CASE("a rising hw_error_event takes the device out on the fast path",
 
 TEST_CASE("unhealthy_components keeps the device out for as long as it lists something",
           "[inventory][watcher][health]") {
-  Fixture f;
+  DriverStatusFixture f;
   REQUIRE(f.watcher->Poll());
   f.Write(0, "unhealthy_components", "hbm2\nsram\n");
   CHECK(f.watcher->Poll());
@@ -101,7 +101,7 @@ TEST_CASE("unhealthy_components keeps the device out for as long as it lists som
 
 TEST_CASE("a rising health-status ECC count is an uncorrectable ECC error",
           "[inventory][watcher][health]") {
-  Fixture f;
+  DriverStatusFixture f;
   REQUIRE(f.watcher->Poll());
   f.Write(1, "hbm_ecc_err_count", "1\n");
   CHECK(f.watcher->Poll());
@@ -115,7 +115,7 @@ TEST_CASE("a rising health-status ECC count is an uncorrectable ECC error",
 
 TEST_CASE("a heartbeat that stops after moving is unhealthy; one never seen moving is not",
           "[inventory][watcher][health]") {
-  Fixture f;
+  DriverStatusFixture f;
   REQUIRE(f.watcher->Poll());
   // Device 0's heartbeat never moves (the emulated default): never judged.
   // Device 1's moves twice, then stops.

@@ -18,7 +18,7 @@ namespace {
 using sysfs::testing::TempDir;
 namespace em = sysfs::emulation;
 
-sysfs::EmulationSpec Spec() {
+sysfs::EmulationSpec HealthSpec() {
   sysfs::EmulationSpec s;
   s.instance_type = "inf2.24xlarge";
   s.pci_device_id = 0x7264;
@@ -29,15 +29,15 @@ sysfs::EmulationSpec Spec() {
   return s;
 }
 
-struct Fixture {
+struct HealthFixture {
   TempDir dir;
   std::unique_ptr<sysfs::Fs> fs;
   fakes::FakeClock clock;
   std::unique_ptr<Watcher> watcher;
   std::atomic<int> notifications{0};
 
-  Fixture() {
-    REQUIRE(sysfs::WriteEmulatedTree(dir.path(), Spec()).ok());
+  HealthFixture() {
+    REQUIRE(sysfs::WriteEmulatedTree(dir.path(), HealthSpec()).ok());
     fs = sysfs::MakeRootedFs(dir.path());
     WatcherOptions opts;
     opts.interval = absl::Hours(1);
@@ -59,7 +59,7 @@ struct Fixture {
 };
 
 TEST_CASE("fast path: nothing changed, nothing reported", "[inventory][watcher][health]") {
-  Fixture f;
+  HealthFixture f;
   CHECK_FALSE(f.watcher->PollHealth());  // before the first Poll there is nothing to watch
   REQUIRE(f.watcher->Poll());
   CHECK_FALSE(f.watcher->PollHealth());
@@ -68,7 +68,7 @@ TEST_CASE("fast path: nothing changed, nothing reported", "[inventory][watcher][
 }
 
 TEST_CASE("fast path: an ECC rise, then the quiet period", "[inventory][watcher][health]") {
-  Fixture f;
+  HealthFixture f;
   REQUIRE(f.watcher->Poll());
   REQUIRE(em::SetCounter(f.dir.path(), 1, "stats/hardware/mem_ecc_uncorrected", 3).ok());
   // Not a health input: only a full rescan would pick it up.
@@ -100,7 +100,7 @@ TEST_CASE("fast path: an ECC rise, then the quiet period", "[inventory][watcher]
 }
 
 TEST_CASE("fast path: a removed device dir, then its return", "[inventory][watcher][health]") {
-  Fixture f;
+  HealthFixture f;
   REQUIRE(f.watcher->Poll());
   REQUIRE(em::RemoveDevice(f.dir.path(), 2).ok());
   CHECK(f.watcher->PollHealth());
@@ -114,7 +114,7 @@ TEST_CASE("fast path: a removed device dir, then its return", "[inventory][watch
   CHECK_FALSE(f.watcher->PollHealth());
   CHECK_FALSE(f.watcher->Poll());  // the rescan agrees
 
-  REQUIRE(em::RestoreDevice(f.dir.path(), Spec(), 2).ok());
+  REQUIRE(em::RestoreDevice(f.dir.path(), HealthSpec(), 2).ok());
   CHECK(f.watcher->PollHealth());  // back: rescanned, still in its quiet period
   CHECK(f.Dev(2).present);
   CHECK_FALSE(f.Dev(2).healthy);
@@ -125,7 +125,7 @@ TEST_CASE("fast path: a removed device dir, then its return", "[inventory][watch
 }
 
 TEST_CASE("fast path: a removed driver link", "[inventory][watcher][health]") {
-  Fixture f;
+  HealthFixture f;
   REQUIRE(f.watcher->Poll());
   const std::string link = f.DriverLink(0);
   const std::filesystem::path target = std::filesystem::read_symlink(link);
@@ -146,7 +146,7 @@ TEST_CASE("fast path: a removed driver link", "[inventory][watcher][health]") {
 }
 
 TEST_CASE("fast path: an unbind (class dir and driver link gone)", "[inventory][watcher][health]") {
-  Fixture f;
+  HealthFixture f;
   REQUIRE(f.watcher->Poll());
   REQUIRE(em::UnbindDriver(f.dir.path(), 1).ok());
   CHECK(f.watcher->PollHealth());
@@ -159,7 +159,7 @@ TEST_CASE("fast path: an unbind (class dir and driver link gone)", "[inventory][
 }
 
 TEST_CASE("Run checks health every health_interval", "[inventory][watcher][health]") {
-  Fixture f;
+  HealthFixture f;
   absl::Notification stop;
   std::atomic<bool> done{false};
   std::thread t([&] {

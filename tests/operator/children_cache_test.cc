@@ -14,6 +14,7 @@ namespace neuron::op {
 namespace {
 
 using childtest::Find;
+using childtest::HasArg;
 using childtest::Sample;
 using nlohmann::json;
 
@@ -28,13 +29,6 @@ json Named(const json& list, const std::string& name) {
     if (x.value("name", "") == name) return x;
   }
   return nullptr;
-}
-
-bool HasArg(const json& ctr, const std::string& arg) {
-  for (const json& a : ctr["args"]) {
-    if (a == arg) return true;
-  }
-  return false;
 }
 
 bool GrantsSecrets(const std::vector<Child>& children) {

@@ -18,6 +18,7 @@ namespace {
 
 using childtest::Find;
 using childtest::LoadYaml;
+using childtest::PodSpec;
 using nlohmann::json;
 
 const json* FindDoc(const std::vector<json>& docs, const std::string& kind,
@@ -26,11 +27,6 @@ const json* FindDoc(const std::vector<json>& docs, const std::string& kind,
     if (d["kind"] == kind && d["metadata"]["name"] == name) return &d;
   }
   return nullptr;
-}
-
-json PodSpec(const json* workload) {
-  REQUIRE(workload != nullptr);
-  return workload->at("spec")["template"]["spec"];
 }
 
 // A container without its image and without the mounts the operator adds on purpose.

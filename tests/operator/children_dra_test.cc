@@ -16,6 +16,7 @@ namespace neuron::op {
 namespace {
 
 using childtest::Find;
+using childtest::PodSpec;
 using childtest::Sample;
 using nlohmann::json;
 
@@ -35,11 +36,6 @@ ClusterApis Served(const std::string& version) {
   ClusterApis apis;
   apis.dra_version = version;
   return apis;
-}
-
-const json& PodSpec(const json* workload) {
-  REQUIRE(workload != nullptr);
-  return workload->at("spec").at("template").at("spec");
 }
 
 json MountFor(const json& ctr, const std::string& name) {

@@ -15,6 +15,7 @@ namespace neuron::op {
 namespace {
 
 using childtest::Find;
+using childtest::PodSpec;
 using childtest::Sample;
 using nlohmann::json;
 
@@ -27,11 +28,6 @@ void Strings(const json& j, std::vector<std::string>& out) {
   } else if (j.is_structured()) {
     for (const json& v : j) Strings(v, out);
   }
-}
-
-const json& PodSpec(const json* workload) {
-  REQUIRE(workload != nullptr);
-  return workload->at("spec").at("template").at("spec");
 }
 
 constexpr char kFixedPluginDir[] = "/var/lib/kubelet/device-plugins";

@@ -134,4 +134,18 @@ inline bool RunsExtender(const std::vector<Child>& children,
   return false;
 }
 
+// spec.template.spec of a workload (DaemonSet, Deployment) that must exist.
+inline const json& PodSpec(const json* workload) {
+  REQUIRE(workload != nullptr);
+  return workload->at("spec").at("template").at("spec");
+}
+
+// Whether a container's args hold `arg` exactly.
+inline bool HasArg(const json& container, const std::string& arg) {
+  for (const json& a : container["args"]) {
+    if (a == arg) return true;
+  }
+  return false;
+}
+
 }  // namespace neuron::op::childtest

@@ -19,24 +19,14 @@
 #include "lib/operator/yaml_input.h"
 #include "tests/fakes/apiserver/fake_apiserver.h"
 #include "tests/fakes/apiserver/test_client.h"
+#include "tests/operator/device_config_test_util.h"
 
 namespace neuron::op {
 namespace {
 
 using fakes::testing::Call;
 using nlohmann::json;
-
-json LoadOne(const std::string& rel) {
-  const char* root = std::getenv("NEURON_SOURCE_DIR");
-  std::ifstream in(std::string(root != nullptr ? root : ".") + "/" + rel);
-  REQUIRE(in.good());
-  std::stringstream text;
-  text << in.rdbuf();
-  auto docs = ParseYamlDocuments(text.str());
-  REQUIRE(docs.ok());
-  REQUIRE(docs->size() == 1);
-  return docs->front();
-}
+using spectest::LoadOne;
 
 json Crd() { return LoadOne("deploy/operator/crd-deviceconfigs.yaml"); }
 

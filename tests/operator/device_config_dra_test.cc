@@ -12,23 +12,15 @@
 #include "catch2/catch.hpp"
 #include "lib/operator/device_config.h"
 #include "lib/operator/yaml_input.h"
+#include "tests/operator/device_config_test_util.h"
 
 namespace neuron::op {
 namespace {
 
 using nlohmann::json;
-
-json Beta() {
-  const char* root = std::getenv("NEURON_SOURCE_DIR");
-  std::ifstream in(std::string(root != nullptr ? root : ".") +
-                   "/deploy/operator/samples/deviceconfig-v1beta1.yaml");
-  REQUIRE(in.good());
-  std::stringstream text;
-  text << in.rdbuf();
-  auto docs = ParseYamlDocuments(text.str());
-  REQUIRE(docs.ok());
-  return docs->front();
-}
+using spectest::Beta;
+using spectest::Errors;
+using spectest::Has;
 
 // allocation `a` on the sample (devicePluginImage and schedulerExtensionImage set).
 json With(const char* a) {
@@ -43,18 +35,6 @@ json PureDra() {
   obj["spec"].erase("schedulerExtensionImage");
   obj["spec"].erase("customSchedulerImage");
   return obj;
-}
-
-std::vector<FieldError> Errors(const json& obj) {
-  auto dc = ParseDeviceConfig(obj);
-  REQUIRE(dc.ok());
-  return ValidateDeviceConfig(*dc);
-}
-
-bool Has(const std::vector<FieldError>& errors, const std::string& field, const std::string& text) {
-  return std::any_of(errors.begin(), errors.end(), [&](const FieldError& e) {
-    return e.field == field && absl::StrContains(e.message, text);
-  });
 }
 
 TEST_CASE("allocation and dra read into the spec", "[operator][spec][dra]") {

@@ -14,26 +14,17 @@
 #include "lib/operator/device_config.h"
 #include "lib/operator/device_config_syntax.h"
 #include "lib/operator/yaml_input.h"
+#include "tests/operator/device_config_test_util.h"
 
 namespace neuron::op {
 namespace {
 
 using nlohmann::json;
-
-json LoadSample(const std::string& file) {
-  const char* root = std::getenv("NEURON_SOURCE_DIR");
-  std::ifstream in(std::string(root != nullptr ? root : ".") + "/deploy/operator/samples/" + file);
-  REQUIRE(in.good());
-  std::stringstream text;
-  text << in.rdbuf();
-  auto docs = ParseYamlDocuments(text.str());
-  REQUIRE(docs.ok());
-  REQUIRE(docs->size() == 1);
-  return docs->front();
-}
-
-json Beta() { return LoadSample("deviceconfig-v1beta1.yaml"); }
-json Alpha() { return LoadSample("deviceconfig-v1alpha1.yaml"); }
+using spectest::Alpha;
+using spectest::Beta;
+using spectest::Errors;
+using spectest::Has;
+using spectest::LoadSample;
 
 // A valid v1beta1 DRA spec: no plugin, scheduler or extender.
 json Dra() {
@@ -45,12 +36,6 @@ json Dra() {
   return obj;
 }
 
-std::vector<FieldError> Errors(const json& obj) {
-  auto dc = ParseDeviceConfig(obj);
-  REQUIRE(dc.ok());
-  return ValidateDeviceConfig(*dc);
-}
-
 std::vector<std::string> Fields(const json& obj) {
   std::vector<std::string> out;
   for (const FieldError& e : Errors(obj)) out.push_back(e.field);
@@ -58,14 +43,6 @@ std::vector<std::string> Fields(const json& obj) {
 }
 
 using Strings = std::vector<std::string>;
-
-// Whether some error names `field` with a message containing `text`.
-bool Has(const std::vector<FieldError>& errors, const std::string& field,
-         const std::string& text = "") {
-  return std::any_of(errors.begin(), errors.end(), [&](const FieldError& e) {
-    return e.field == field && absl::StrContains(e.message, text);
-  });
-}
 
 TEST_CASE("the samples read as the seed's sample and are valid", "[operator][spec]") {
   // v1beta1 leaves customSchedulerImage to the operator (the API server's version); v1alpha1

@@ -14,6 +14,7 @@ namespace neuron::op {
 namespace {
 
 using childtest::Find;
+using childtest::HasArg;
 using nlohmann::json;
 
 constexpr char kSample[] = "deploy/operator/samples/deviceconfig-emulated.yaml";
@@ -21,13 +22,6 @@ constexpr char kSample[] = "deploy/operator/samples/deviceconfig-emulated.yaml";
 const json& Container(const json* workload) {
   REQUIRE(workload != nullptr);
   return workload->at("spec").at("template").at("spec").at("containers").at(0);
-}
-
-bool HasArg(const json& container, const std::string& arg) {
-  for (const json& a : container["args"]) {
-    if (a == arg) return true;
-  }
-  return false;
 }
 
 // The emulated tree lives in an emptyDir mounted where --emulate-dir points.

@@ -158,9 +158,9 @@ TEST_CASE("ownerReference garbage collection: background and orphan", "[apiserve
               {"name", "owner"},
               {"uid", owner.body["metadata"]["uid"]}};
   for (const char* n : {"d1", "d2"}) {
-    REQUIRE(
-        Call(s.port(), "POST", cms, json{{"metadata", {{"name", n}, {"ownerReferences", {ref}}}}})
-            .status == 201);
+    REQUIRE(Call(s.port(), "POST", cms,
+                 json{{"metadata", {{"name", n}, {"ownerReferences", json::array({ref})}}}})
+                .status == 201);
   }
   REQUIRE(Call(s.port(), "DELETE", cms + "/owner").status == 200);
   CHECK(s.fake.Get(cms + "/d1").is_null());
@@ -169,9 +169,9 @@ TEST_CASE("ownerReference garbage collection: background and orphan", "[apiserve
   auto owner2 = Call(s.port(), "POST", cms, json{{"metadata", {{"name", "owner2"}}}});
   ref["uid"] = owner2.body["metadata"]["uid"];
   ref["name"] = "owner2";
-  REQUIRE(
-      Call(s.port(), "POST", cms, json{{"metadata", {{"name", "d3"}, {"ownerReferences", {ref}}}}})
-          .status == 201);
+  REQUIRE(Call(s.port(), "POST", cms,
+               json{{"metadata", {{"name", "d3"}, {"ownerReferences", json::array({ref})}}}})
+              .status == 201);
   REQUIRE(Call(s.port(), "DELETE", cms + "/owner2", json{{"propagationPolicy", "Orphan"}}).status ==
           200);
   json d3 = s.fake.Get(cms + "/d3");

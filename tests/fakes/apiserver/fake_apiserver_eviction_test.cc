@@ -14,21 +14,21 @@ namespace {
 using nlohmann::json;
 using testing::Call;
 
-constexpr char kPods[] = "/api/v1/namespaces/ns/pods";
+constexpr char kEvictionPods[] = "/api/v1/namespaces/ns/pods";
 constexpr char kPdbs[] = "/apis/policy/v1/namespaces/ns/poddisruptionbudgets";
-constexpr char kDeploys[] = "/apis/apps/v1/namespaces/ns/deployments";
+constexpr char kEvictionDeploys[] = "/apis/apps/v1/namespaces/ns/deployments";
 constexpr char kMerge[] = "application/merge-patch+json";
 
-struct Server {
-  Server() { REQUIRE(fake.Start().ok()); }
+struct EvictionServer {
+  EvictionServer() { REQUIRE(fake.Start().ok()); }
   FakeApiServer fake;
   int port() const { return fake.port(); }
 };
 
 // A Deployment whose spec.replicas is the scale the disruption controller counts against;
 // returns its uid. (No deployment controller runs: the tests create the pods.)
-std::string Deployment(Server& s, const std::string& name, int replicas) {
-  auto r = Call(s.port(), "POST", kDeploys,
+std::string Deployment(EvictionServer& s, const std::string& name, int replicas) {
+  auto r = Call(s.port(), "POST", kEvictionDeploys,
                 json{{"apiVersion", "apps/v1"},
                      {"kind", "Deployment"},
                      {"metadata", {{"name", name}}},
@@ -39,7 +39,7 @@ std::string Deployment(Server& s, const std::string& name, int replicas) {
 
 // A Running pod labelled app=<app>, Ready or not, controlled by `owner` (a Deployment's uid) if
 // given.
-void MakePod(Server& s, const std::string& name, const std::string& app, bool ready,
+void MakePod(EvictionServer& s, const std::string& name, const std::string& app, bool ready,
              const std::string& owner = "", const std::string& phase = "Running") {
   json pod = {{"apiVersion", "v1"},
               {"kind", "Pod"},
@@ -55,10 +55,10 @@ void MakePod(Server& s, const std::string& name, const std::string& app, bool re
                                            {"uid", owner},
                                            {"controller", true}}};
   }
-  REQUIRE(Call(s.port(), "POST", kPods, pod).status == 201);
+  REQUIRE(Call(s.port(), "POST", kEvictionPods, pod).status == 201);
 }
 
-void MakePdb(Server& s, const std::string& name, json spec) {
+void MakePdb(EvictionServer& s, const std::string& name, json spec) {
   auto r = Call(s.port(), "POST", kPdbs,
                 json{{"apiVersion", "policy/v1"},
                      {"kind", "PodDisruptionBudget"},
@@ -69,24 +69,24 @@ void MakePdb(Server& s, const std::string& name, json spec) {
 
 json Selector(const std::string& app) { return {{"matchLabels", {{"app", app}}}}; }
 
-testing::Reply Evict(Server& s, const std::string& pod, json delete_options = nullptr) {
+testing::Reply Evict(EvictionServer& s, const std::string& pod, json delete_options = nullptr) {
   json body = {{"apiVersion", "policy/v1"},
                {"kind", "Eviction"},
                {"metadata", {{"name", pod}, {"namespace", "ns"}}}};
   if (!delete_options.is_null()) body["deleteOptions"] = std::move(delete_options);
-  return Call(s.port(), "POST", std::string(kPods) + "/" + pod + "/eviction", body);
+  return Call(s.port(), "POST", std::string(kEvictionPods) + "/" + pod + "/eviction", body);
 }
 
-json PdbStatus(Server& s, const std::string& name) {
+json PdbStatus(EvictionServer& s, const std::string& name) {
   return s.fake.Get(std::string(kPdbs) + "/" + name).value("status", json::object());
 }
 
-bool Exists(Server& s, const std::string& pod) {
-  return !s.fake.Get(std::string(kPods) + "/" + pod).is_null();
+bool Exists(EvictionServer& s, const std::string& pod) {
+  return !s.fake.Get(std::string(kEvictionPods) + "/" + pod).is_null();
 }
 
 // The events of a watch from `rv` that ends after one second.
-std::vector<json> WatchFrom(Server& s, const std::string& collection, int64_t rv) {
+std::vector<json> WatchFrom(EvictionServer& s, const std::string& collection, int64_t rv) {
   httplib::Client cli("127.0.0.1", s.port());
   cli.set_read_timeout(30, 0);
   const std::string path =
@@ -102,7 +102,7 @@ std::vector<json> WatchFrom(Server& s, const std::string& collection, int64_t rv
 }
 
 TEST_CASE("eviction without a budget deletes the pod and answers 201 Success", "[apiserver]") {
-  Server s;
+  EvictionServer s;
   MakePod(s, "p", "web", true);
   const int64_t rv = s.fake.ResourceVersion();
   auto r = Evict(s, "p");
@@ -113,9 +113,9 @@ TEST_CASE("eviction without a budget deletes the pod and answers 201 Success", "
                        {"status", "Success"},
                        {"code", 201}});
   CHECK(!Exists(s, "p"));
-  CHECK(Call(s.port(), "GET", std::string(kPods) + "/p").status == 404);
+  CHECK(Call(s.port(), "GET", std::string(kEvictionPods) + "/p").status == 404);
   // As upstream: the pod is marked DisruptionTarget, then deleted.
-  std::vector<json> events = WatchFrom(s, kPods, rv);
+  std::vector<json> events = WatchFrom(s, kEvictionPods, rv);
   REQUIRE(events.size() == 2);
   CHECK(events[0]["type"] == "MODIFIED");
   bool marked = false;
@@ -131,7 +131,7 @@ TEST_CASE("eviction without a budget deletes the pod and answers 201 Success", "
   // drain looks for it.
   MakePod(s, "q", "web", true);
   auto beta = Call(
-      s.port(), "POST", std::string(kPods) + "/q/eviction",
+      s.port(), "POST", std::string(kEvictionPods) + "/q/eviction",
       json{{"apiVersion", "policy/v1beta1"}, {"kind", "Eviction"}, {"metadata", {{"name", "q"}}}});
   CHECK(beta.status == 201);
   CHECK(!Exists(s, "q"));
@@ -145,7 +145,7 @@ TEST_CASE("eviction without a budget deletes the pod and answers 201 Success", "
 }
 
 TEST_CASE("eviction of an unknown pod is 404, a name mismatch 400", "[apiserver]") {
-  Server s;
+  EvictionServer s;
   auto missing = Evict(s, "nope");
   CHECK(missing.status == 404);
   CHECK(missing.body["reason"] == "NotFound");
@@ -154,18 +154,18 @@ TEST_CASE("eviction of an unknown pod is 404, a name mismatch 400", "[apiserver]
 
   MakePod(s, "p", "web", true);
   auto mismatch = Call(
-      s.port(), "POST", std::string(kPods) + "/p/eviction",
+      s.port(), "POST", std::string(kEvictionPods) + "/p/eviction",
       json{{"apiVersion", "policy/v1"}, {"kind", "Eviction"}, {"metadata", {{"name", "other"}}}});
   CHECK(mismatch.status == 400);
   CHECK(mismatch.body["reason"] == "BadRequest");
   CHECK(mismatch.body["message"] == "name in URL does not match name in Eviction object");
   CHECK(Exists(s, "p"));
-  CHECK(Call(s.port(), "GET", std::string(kPods) + "/p/eviction").status == 405);
+  CHECK(Call(s.port(), "GET", std::string(kEvictionPods) + "/p/eviction").status == 405);
 }
 
 TEST_CASE("a budget with maxUnavailable 1 over three Ready pods allows one eviction at a time",
           "[apiserver]") {
-  Server s;
+  EvictionServer s;
   const std::string uid = Deployment(s, "web", 3);
   for (const char* p : {"a", "b", "c"}) MakePod(s, p, "web", true, uid);
   MakePdb(s, "web-pdb", {{"maxUnavailable", 1}, {"selector", Selector("web")}});
@@ -215,7 +215,7 @@ TEST_CASE("a budget with maxUnavailable 1 over three Ready pods allows one evict
   // A replacement that is not Ready yet does not help; once Ready, the next eviction is allowed.
   MakePod(s, "d", "web", false, uid);
   CHECK(Evict(s, "b").status == 429);
-  REQUIRE(Call(s.port(), "PATCH", std::string(kPods) + "/d/status",
+  REQUIRE(Call(s.port(), "PATCH", std::string(kEvictionPods) + "/d/status",
                json{{"status", {{"conditions", {{{"type", "Ready"}, {"status", "True"}}}}}}},
                kMerge)
               .status == 200);
@@ -226,7 +226,7 @@ TEST_CASE("a budget with maxUnavailable 1 over three Ready pods allows one evict
 }
 
 TEST_CASE("minAvailable as a percent of the controller's scale, rounded up", "[apiserver]") {
-  Server s;
+  EvictionServer s;
   const std::string uid = Deployment(s, "web", 4);
   for (const char* p : {"a", "b", "c", "d"}) MakePod(s, p, "web", true, uid);
   MakePdb(s, "web-pdb", {{"minAvailable", "60%"}, {"selector", Selector("web")}});
@@ -253,7 +253,7 @@ TEST_CASE("minAvailable as a percent of the controller's scale, rounded up", "[a
 }
 
 TEST_CASE("a pod under two budgets cannot be evicted: 500", "[apiserver]") {
-  Server s;
+  EvictionServer s;
   MakePod(s, "p", "web", true);
   MakePdb(s, "one", {{"minAvailable", 0}, {"selector", Selector("web")}});
   const json in_web_or_api = {{"key", "app"}, {"operator", "In"}, {"values", {"web", "api"}}};
@@ -272,7 +272,7 @@ TEST_CASE("a pod under two budgets cannot be evicted: 500", "[apiserver]") {
 }
 
 TEST_CASE("unready, pending and terminal pods go despite an exhausted budget", "[apiserver]") {
-  Server s;
+  EvictionServer s;
   const std::string uid = Deployment(s, "web", 3);
   MakePod(s, "a", "web", true, uid);
   MakePod(s, "b", "web", true, uid);
@@ -292,7 +292,7 @@ TEST_CASE("unready, pending and terminal pods go despite an exhausted budget", "
 }
 
 TEST_CASE("an unready pod under a budget short of healthy pods needs AlwaysAllow", "[apiserver]") {
-  Server s;
+  EvictionServer s;
   MakePod(s, "a", "web", true);
   MakePod(s, "b", "web", false);
   MakePdb(s, "web-pdb", {{"minAvailable", 2}, {"selector", Selector("web")}});
@@ -309,7 +309,7 @@ TEST_CASE("an unready pod under a budget short of healthy pods needs AlwaysAllow
 
 TEST_CASE("a budget whose pods' controller is missing fails sync and allows nothing",
           "[apiserver]") {
-  Server s;
+  EvictionServer s;
   const std::string gone = "00000000-0000-4000-8000-000000000000";
   // Synced once (no pods yet), then the sync fails: the condition says why.
   MakePdb(s, "web-pdb", {{"maxUnavailable", 1}, {"selector", Selector("web")}});
@@ -339,7 +339,7 @@ TEST_CASE("a budget whose pods' controller is missing fails sync and allows noth
 }
 
 TEST_CASE("eviction honours deleteOptions preconditions and dryRun", "[apiserver]") {
-  Server s;
+  EvictionServer s;
   MakePod(s, "p", "web", true);
   auto conflict = Evict(s, "p", {{"preconditions", {{"uid", "not-the-uid"}}}});
   CHECK(conflict.status == 409);
@@ -347,13 +347,13 @@ TEST_CASE("eviction honours deleteOptions preconditions and dryRun", "[apiserver
   CHECK(Exists(s, "p"));
   CHECK(Evict(s, "p", {{"dryRun", {"All"}}}).status == 201);
   CHECK(Exists(s, "p"));
-  const std::string uid = s.fake.Get(std::string(kPods) + "/p")["metadata"]["uid"];
+  const std::string uid = s.fake.Get(std::string(kEvictionPods) + "/p")["metadata"]["uid"];
   CHECK(Evict(s, "p", {{"preconditions", {{"uid", uid}}}}).status == 201);
   CHECK(!Exists(s, "p"));
 }
 
 TEST_CASE("cordon: a merge patch of spec.unschedulable on a Node, seen by a watch", "[apiserver]") {
-  Server s;
+  EvictionServer s;
   REQUIRE(Call(s.port(), "POST", "/api/v1/nodes",
                json{{"apiVersion", "v1"}, {"kind", "Node"}, {"metadata", {{"name", "n1"}}}})
               .status == 201);

@@ -40,8 +40,8 @@ std::string Envelope(const std::string& api_version, const std::string& kind,
   return std::string(apiserver::kProtobufMagic) + env.SerializeAsString();
 }
 
-struct Server {
-  Server() { REQUIRE(fake.Start().ok()); }
+struct ProtobufServer {
+  ProtobufServer() { REQUIRE(fake.Start().ok()); }
   httplib::Result Post(const std::string& path, const std::string& body,
                        const char* type = kProtobuf) {
     httplib::Client cli("127.0.0.1", fake.port());
@@ -56,7 +56,7 @@ struct Server {
 json Body(const httplib::Result& r) { return json::parse(r->body, nullptr, false); }
 
 TEST_CASE("kubectl 1.32's protobuf bodies create a namespace and a configmap", "[apiserver][pb]") {
-  Server s;
+  ProtobufServer s;
   auto ns = s.Post("/api/v1/namespaces?fieldManager=kubectl-create&fieldValidation=Strict",
                    kKubectlNamespace);
   REQUIRE(ns);
@@ -144,7 +144,7 @@ TEST_CASE("every field the fake decodes reaches the stored JSON", "[apiserver][p
   CHECK((*j)["imagePullSecrets"] == json::parse(R"([{"name":"pull"}])"));
   CHECK((*j)["automountServiceAccountToken"] == false);
 
-  Server s;
+  ProtobufServer s;
   auto r = s.Post("/api/v1/namespaces/n/secrets", Envelope("v1", "Secret", sec));
   REQUIRE(r);
   CHECK(r->status == 201);
@@ -152,7 +152,7 @@ TEST_CASE("every field the fake decodes reaches the stored JSON", "[apiserver][p
 }
 
 TEST_CASE("protobuf kinds the fake does not decode get 415, bad bodies 400", "[apiserver][pb]") {
-  Server s;
+  ProtobufServer s;
   pb::ConfigMap not_a_deployment;  // any raw bytes: the kind decides
   auto r = s.Post("/apis/apps/v1/namespaces/n/deployments",
                   Envelope("apps/v1", "Deployment", not_a_deployment));
@@ -206,7 +206,7 @@ TEST_CASE("protobuf kinds the fake does not decode get 415, bad bodies 400", "[a
 }
 
 TEST_CASE("a new namespace holds kube-root-ca.crt, as on a real cluster", "[apiserver]") {
-  Server s;
+  ProtobufServer s;
   REQUIRE(
       s.Post("/api/v1/namespaces", R"({"metadata":{"name":"n1"}})", "application/json")->status ==
       201);
@@ -228,7 +228,7 @@ TEST_CASE("a new namespace holds kube-root-ca.crt, as on a real cluster", "[apis
 }
 
 TEST_CASE("kubectl 1.32's Accept headers get JSON, including discovery", "[apiserver][pb]") {
-  Server s;
+  ProtobufServer s;
   httplib::Client cli("127.0.0.1", s.fake.port());
   const char* aggregated =
       "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,"

@@ -18,8 +18,8 @@ using testing::Call;
 constexpr char kV1[] = "/apis/resource.k8s.io/v1";
 constexpr char kV1beta1[] = "/apis/resource.k8s.io/v1beta1";
 
-struct Server {
-  Server() { REQUIRE(fake.Start().ok()); }
+struct ResourceServer {
+  ResourceServer() { REQUIRE(fake.Start().ok()); }
   FakeApiServer fake;
   int port() const { return fake.port(); }
 };
@@ -49,7 +49,7 @@ json FindResource(const json& resource_list, const std::string& name) {
 }
 
 TEST_CASE("discovery lists resource.k8s.io v1 (preferred) and v1beta1", "[apiserver][dra]") {
-  Server s;
+  ResourceServer s;
   auto group = Call(s.port(), "GET", "/apis/resource.k8s.io");
   REQUIRE(group.status == 200);
   CHECK(group.body["preferredVersion"]["version"] == "v1");
@@ -72,7 +72,7 @@ TEST_CASE("discovery lists resource.k8s.io v1 (preferred) and v1beta1", "[apiser
 
 TEST_CASE("a ResourceSlice created at v1 is read at v1beta1 with that apiVersion",
           "[apiserver][dra]") {
-  Server s;
+  ResourceServer s;
   auto created =
       Call(s.port(), "POST", std::string(kV1) + "/resourceslices", Slice("a", "n1", "x.io"));
   REQUIRE(created.status == 201);
@@ -97,7 +97,7 @@ TEST_CASE("a ResourceSlice created at v1 is read at v1beta1 with that apiVersion
 }
 
 TEST_CASE("ResourceSlices filter by spec.nodeName and spec.driver", "[apiserver][dra]") {
-  Server s;
+  ResourceServer s;
   const std::string coll = std::string(kV1) + "/resourceslices";
   REQUIRE(Call(s.port(), "POST", coll, Slice("a", "n1", "neuron.aws.com")).status == 201);
   REQUIRE(Call(s.port(), "POST", coll, Slice("b", "n1", "gpu.example.com")).status == 201);
@@ -132,7 +132,7 @@ TEST_CASE("ResourceSlices filter by spec.nodeName and spec.driver", "[apiserver]
 }
 
 TEST_CASE("a ResourceSlice watch with a field selector sees only its node", "[apiserver][dra]") {
-  Server s;
+  ResourceServer s;
   const std::string coll = std::string(kV1) + "/resourceslices";
   REQUIRE(Call(s.port(), "POST", coll, Slice("a", "n1", "neuron.aws.com")).status == 201);
   const std::string rv = std::to_string(s.fake.ResourceVersion());
@@ -164,7 +164,7 @@ TEST_CASE("a ResourceSlice watch with a field selector sees only its node", "[ap
 }
 
 TEST_CASE("ResourceClaim status is a subresource", "[apiserver][dra]") {
-  Server s;
+  ResourceServer s;
   const std::string coll = std::string(kV1) + "/namespaces/ns1/resourceclaims";
   json claim = {
       {"apiVersion", "resource.k8s.io/v1"},
@@ -209,7 +209,7 @@ TEST_CASE("ResourceClaim status is a subresource", "[apiserver][dra]") {
 
 TEST_CASE("ResourceClaimTemplates are namespaced, DeviceClasses cluster-scoped",
           "[apiserver][dra]") {
-  Server s;
+  ResourceServer s;
   json tmpl = {{"apiVersion", "resource.k8s.io/v1"},
                {"kind", "ResourceClaimTemplate"},
                {"metadata", {{"name", "t1"}}},
@@ -234,7 +234,7 @@ TEST_CASE("ResourceClaimTemplates are namespaced, DeviceClasses cluster-scoped",
 }
 
 TEST_CASE("a disabled version disappears from discovery; its objects stay", "[apiserver][dra]") {
-  Server s;
+  ResourceServer s;
   REQUIRE(Call(s.port(), "POST", std::string(kV1) + "/resourceslices", Slice("a", "n1", "x.io"))
               .status == 201);
   s.fake.DisableGroupVersion("resource.k8s.io/v1");

@@ -4,6 +4,7 @@
 
 #include <catch2/catch.hpp>
 #include <string>
+#include <vector>
 
 #include "nlohmann/json.hpp"
 
@@ -32,7 +33,9 @@ json Lnc(int lnc, json requests = json::array(), const std::string& source = "Fr
               {"logicalNeuronCore", lnc}}}}}};
 }
 
-json Claim(json results, json config = json::array()) {
+// Lists as vectors, not json: `{Result(...)}` as a json parameter is an array under GCC but a copy
+// of the one element under clang (CWG 2137), so a one-element list would lose its brackets.
+json Claim(std::vector<json> results, std::vector<json> config = {}) {
   return {{"apiVersion", "resource.k8s.io/v1"},
           {"kind", "ResourceClaim"},
           {"metadata", {{"name", "c"}, {"namespace", "ml"}, {"uid", kAllocationUid}}},
@@ -103,7 +106,7 @@ TEST_CASE("bad claims are clear errors", "[dra][claim]") {
     CHECK(a.status().message().find("deleted and recreated") != std::string::npos);
   }
   SECTION("not allocated") {
-    json claim = Claim(json::array());
+    json claim = Claim({});
     claim["status"] = json::object();
     CHECK(absl::IsFailedPrecondition(
         ReadClaimAllocation(claim, kAllocationUid, kDriver, kPool).status()));

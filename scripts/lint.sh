@@ -13,8 +13,10 @@ git ls-files '*.cc' '*.h' | xargs clang-format --dry-run -Werror
 python3 scripts/check_function_length.py lib cmd
 
 [ -f "$BUILD/compile_commands.json" ] || cmake --preset release >/dev/null
-# Sources include the generated protobuf headers: they must exist before clang-tidy parses them.
-cmake --build "$BUILD" --target neuron_proto -j "$JOBS" >/dev/null
+# Sources include generated protobuf headers (proto/'s and the fake apiserver's kube.pb.h): every
+# one must exist before clang-tidy parses them, and CI lints a freshly configured tree.
+pb_headers=$(ninja -C "$BUILD" -t targets all | grep -o '^[^:]*\.pb\.h' | sort -u)
+cmake --build "$BUILD" -j "$JOBS" --target $pb_headers >/dev/null
 
 # clang-tidy runs through scripts/clang_tidy_cached.py: a translation unit whose preprocessed
 # source, flags, .clang-tidy and clang-tidy version were linted before replays that result

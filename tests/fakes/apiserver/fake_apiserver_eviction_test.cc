@@ -58,22 +58,23 @@ void MakePod(EvictionServer& s, const std::string& name, const std::string& app,
   REQUIRE(Call(s.port(), "POST", kEvictionPods, pod).status == 201);
 }
 
-void MakePdb(EvictionServer& s, const std::string& name, json spec) {
+void MakePdb(EvictionServer& s, const std::string& name, const json& spec) {
   auto r = Call(s.port(), "POST", kPdbs,
                 json{{"apiVersion", "policy/v1"},
                      {"kind", "PodDisruptionBudget"},
                      {"metadata", {{"name", name}}},
-                     {"spec", std::move(spec)}});
+                     {"spec", spec}});
   REQUIRE(r.status == 201);
 }
 
 json Selector(const std::string& app) { return {{"matchLabels", {{"app", app}}}}; }
 
-testing::Reply Evict(EvictionServer& s, const std::string& pod, json delete_options = nullptr) {
+testing::Reply Evict(EvictionServer& s, const std::string& pod,
+                     const json& delete_options = nullptr) {
   json body = {{"apiVersion", "policy/v1"},
                {"kind", "Eviction"},
                {"metadata", {{"name", pod}, {"namespace", "ns"}}}};
-  if (!delete_options.is_null()) body["deleteOptions"] = std::move(delete_options);
+  if (!delete_options.is_null()) body["deleteOptions"] = delete_options;
   return Call(s.port(), "POST", std::string(kEvictionPods) + "/" + pod + "/eviction", body);
 }
 

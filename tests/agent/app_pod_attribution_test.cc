@@ -46,7 +46,7 @@ constexpr char kTwoPods[] = R"pb(
     }
   })pb";
 
-v1::ListPodResourcesResponse Reply(const std::string& text) {
+v1::ListPodResourcesResponse AttributionReply(const std::string& text) {
   v1::ListPodResourcesResponse r;
   REQUIRE(google::protobuf::TextFormat::ParseFromString(text, &r));
   return r;
@@ -109,7 +109,7 @@ TEST_CASE("the agent exports which pod holds each core, and forgets pods that en
           "[agent][integration]") {
   auto kubelet = std::make_unique<fakes::FakeKubelet>();
   REQUIRE(kubelet->StartPodResources().ok());
-  kubelet->SetPodResources(Reply(kTwoPods));
+  kubelet->SetPodResources(AttributionReply(kTwoPods));
   Agent agent(kubelet->pod_resources_socket());
   REQUIRE(agent.app->Start().ok());
 
@@ -144,7 +144,7 @@ TEST_CASE("the agent exports which pod holds each core, and forgets pods that en
 
   // train-0 ends: once a List that started after the change has been rendered (the second
   // List after it), the page no longer has it.
-  kubelet->SetPodResources(Reply(R"pb(
+  kubelet->SetPodResources(AttributionReply(R"pb(
     pod_resources {
       name: "infer-0"
       namespace: "serve"

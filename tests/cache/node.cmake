@@ -5,5 +5,4 @@ neuron_cc_test(NAME cache_node_e2e_test
   DEPS neuron::registry_testing neuron::fake_apiserver neuron::operator_app neuron::cache_api
        neuron::cache_store neuron::k8s neuron::proto neuron::http_testing
        nlohmann_json::nlohmann_json absl::strings absl::str_format
-  LABELS e2e TIMEOUT 600)
-add_dependencies(cache_node_e2e_test neuron-node-agent)
+  LABELS e2e TIMEOUT 600 NEEDS neuron-node-agent)

@@ -17,7 +17,7 @@ namespace {
 using neuron::testing::LocalRegistry;
 using neuron::testing::LocalRegistryOptions;
 
-std::string ReadFile(const std::string& path) {
+std::string ReadBinaryFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   return std::string(std::istreambuf_iterator<char>(in), {});
 }
@@ -56,10 +56,10 @@ std::string FetchLayers(RegistryClient& client, const ImageReference& ref, const
     });
     REQUIRE(s.ok());
     CHECK(last == layer.size);
-    CHECK(Sha256Digest(ReadFile(path)) == layer.digest);
+    CHECK(Sha256Digest(ReadBinaryFile(path)) == layer.digest);
     if (i == 0) {
       REQUIRE(neuron::testing::RunCommand({"/usr/bin/tar", "-tzf", path}, dir + "/tar.log") == 0);
-      listing = ReadFile(dir + "/tar.log");
+      listing = ReadBinaryFile(dir + "/tar.log");
     }
   }
   return listing;
@@ -98,7 +98,7 @@ TEST_CASE("plain http registry: resolve by tag and digest, fetch and verify ever
   CHECK_THAT(listing, Catch::Contains("compile_flags.json"));
   const std::string config_path = reg.scratch_dir() + "/config.json";
   REQUIRE(client.FetchBlob(ref, img->manifest.config, {}, config_path).ok());
-  CHECK_THAT(ReadFile(config_path), Catch::Contains("diff_ids"));
+  CHECK_THAT(ReadBinaryFile(config_path), Catch::Contains("diff_ids"));
 
   SECTION("a tag or blob the registry does not have is NotFound") {
     auto missing = client.Resolve(Ref(reg.host() + "/neuron/cache:nope"), {});

@@ -57,7 +57,7 @@ std::string Manifest(const std::string& layer_digest, uint64_t size) {
       size, "}]}");
 }
 
-ImageReference Ref(const std::string& text) {
+ImageReference FakeRef(const std::string& text) {
   auto r = ParseImageReference(text);
   REQUIRE(r.ok());
   return *r;
@@ -130,7 +130,7 @@ TEST_CASE("Bearer token flow, token cached, redirect to storage without Authoriz
   RegistryOptions opts = PlainHttp(reg);
   opts.plain_http.push_back(storage.host());
   RegistryClient client(opts);
-  const ImageReference ref = Ref(reg.host() + "/team/cache:v1");
+  const ImageReference ref = FakeRef(reg.host() + "/team/cache:v1");
   const CredentialLookup creds = [](const std::string&) {
     return std::optional<Credentials>(Credentials{"robot", "pw"});
   };
@@ -168,7 +168,7 @@ TEST_CASE("blob bytes that do not match the digest are DataLoss and leave no fil
   RegistryClient client(PlainHttp(bs.server));
   const std::string dest = TempPath("evil.blob");
   const Descriptor want{"", Sha256Digest(kBlob), kBlob.size()};
-  absl::Status s = client.FetchBlob(Ref(bs.server.host() + "/x:v"), want, {}, dest);
+  absl::Status s = client.FetchBlob(FakeRef(bs.server.host() + "/x:v"), want, {}, dest);
   CHECK(s.code() == absl::StatusCode::kDataLoss);
   CHECK_THAT(std::string(s.message()), Catch::Contains("expected digest " + want.digest));
   CHECK_THAT(std::string(s.message()), Catch::Contains("got " + Sha256Digest(evil)));
@@ -181,7 +181,7 @@ TEST_CASE("a blob longer or shorter than its descriptor is DataLoss") {
   });
   RegistryClient client(PlainHttp(bs.server));
   const std::string dest = TempPath("size.blob");
-  const ImageReference ref = Ref(bs.server.host() + "/x:v");
+  const ImageReference ref = FakeRef(bs.server.host() + "/x:v");
   absl::Status shorter =
       client.FetchBlob(ref, {"", Sha256Digest(kBlob), kBlob.size() - 1}, {}, dest);
   CHECK(shorter.code() == absl::StatusCode::kDataLoss);
@@ -212,7 +212,7 @@ TEST_CASE("half a blob then a stall is Unavailable 'stalled' within the stall ti
   RegistryClient client(opts);
   const std::string dest = TempPath("stall.blob");
   const absl::Time start = absl::Now();
-  absl::Status s = client.FetchBlob(Ref(bs.server.host() + "/x:v"),
+  absl::Status s = client.FetchBlob(FakeRef(bs.server.host() + "/x:v"),
                                     {"", Sha256Digest(kBlob), kBlob.size()}, {}, dest);
   const absl::Duration took = absl::Now() - start;
   CHECK(s.code() == absl::StatusCode::kUnavailable);
@@ -228,8 +228,8 @@ TEST_CASE("progress returning false cancels the download") {
   RegistryClient client(PlainHttp(bs.server));
   const std::string dest = TempPath("cancel.blob");
   absl::Status s =
-      client.FetchBlob(Ref(bs.server.host() + "/x:v"), {"", Sha256Digest(kBlob), kBlob.size()}, {},
-                       dest, [](uint64_t) { return false; });
+      client.FetchBlob(FakeRef(bs.server.host() + "/x:v"), {"", Sha256Digest(kBlob), kBlob.size()},
+                       {}, dest, [](uint64_t) { return false; });
   CHECK(s.code() == absl::StatusCode::kCancelled);
   CHECK_FALSE(std::filesystem::exists(dest));
 }
@@ -265,20 +265,20 @@ TEST_CASE(
   reg.Start();
   RegistryClient client(PlainHttp(reg));
   const std::string other = "sha256:" + std::string(64, 'd');
-  auto mismatch = client.Resolve(Ref(reg.host() + "/x@" + other), {});
+  auto mismatch = client.Resolve(FakeRef(reg.host() + "/x@" + other), {});
   CHECK(mismatch.status().code() == absl::StatusCode::kDataLoss);
   CHECK_THAT(std::string(mismatch.status().message()), Catch::Contains(Sha256Digest(body)));
-  CHECK(client.Resolve(Ref(reg.host() + "/x:lying"), {}).status().code() ==
+  CHECK(client.Resolve(FakeRef(reg.host() + "/x:lying"), {}).status().code() ==
         absl::StatusCode::kDataLoss);
-  CHECK(client.Resolve(Ref(reg.host() + "/x@" + Sha256Digest(body)), {}).ok());
-  auto multi = client.Resolve(Ref(reg.host() + "/x:multi"), {});
+  CHECK(client.Resolve(FakeRef(reg.host() + "/x@" + Sha256Digest(body)), {}).ok());
+  auto multi = client.Resolve(FakeRef(reg.host() + "/x:multi"), {});
   REQUIRE(multi.ok());
   CHECK(multi->digest == Sha256Digest(index));
   CHECK(multi->manifest_digest == Sha256Digest(body));
   CHECK(multi->manifest.layers.size() == 1);
-  auto big = client.Resolve(Ref(reg.host() + "/x:big"), {});
+  auto big = client.Resolve(FakeRef(reg.host() + "/x:big"), {});
   CHECK(big.status().code() == absl::StatusCode::kInvalidArgument);
-  auto broken = client.Resolve(Ref(reg.host() + "/x:broken"), {});
+  auto broken = client.Resolve(FakeRef(reg.host() + "/x:broken"), {});
   CHECK(broken.status().code() == absl::StatusCode::kUnavailable);
   CHECK_THAT(std::string(broken.status().message()), Catch::Contains("maintenance"));
 }
@@ -288,7 +288,7 @@ TEST_CASE("a registry nobody listens on is Unavailable") {
   RegistryOptions opts;
   opts.plain_http = {host};
   RegistryClient client(opts);
-  auto r = client.Resolve(Ref(host + "/x:v"), {});
+  auto r = client.Resolve(FakeRef(host + "/x:v"), {});
   CHECK(r.status().code() == absl::StatusCode::kUnavailable);
   CHECK_THAT(std::string(r.status().message()), Catch::Contains("refused"));
 }

@@ -31,9 +31,9 @@ using testing::FakeDeviceSource;
 using testing::SnapshotForShape;
 using Labels = std::map<std::string, std::string>;
 
-constexpr absl::Duration kWait = absl::Seconds(10);
+constexpr absl::Duration kMetricsWait = absl::Seconds(10);
 constexpr char kNeuron[] = "aws.amazon.com/neuron";
-constexpr char kCore[] = "aws.amazon.com/neuroncore";
+constexpr char kMetricsCore[] = "aws.amazon.com/neuroncore";
 
 // The value of series `name{labels}` in exposition `text` (label order does not matter), or
 // nullopt when absent.
@@ -113,7 +113,7 @@ class MetricsHarness {
   // value (0 when absent).
   double WaitUntil(const std::string& name, const Labels& labels,
                    const std::function<bool(double)>& done) const {
-    const absl::Time deadline = absl::Now() + kWait;
+    const absl::Time deadline = absl::Now() + kMetricsWait;
     double v = Value(name, labels).value_or(0);
     while (!done(v) && absl::Now() < deadline) {
       absl::SleepFor(absl::Milliseconds(10));
@@ -146,7 +146,7 @@ class MetricsHarness {
   std::thread thread_;
 };
 
-v1beta1::AllocateRequest AllocReq(const std::vector<std::string>& ids) {
+v1beta1::AllocateRequest MetricsAllocReq(const std::vector<std::string>& ids) {
   v1beta1::AllocateRequest req;
   auto* c = req.add_container_requests();
   for (const auto& id : ids) c->add_devices_ids(id);
@@ -168,17 +168,17 @@ TEST_CASE("/metrics counts Allocate results, registrations and streams", "[integ
   REQUIRE(kubelet.Start().ok());
   MetricsHarness h(kubelet, SnapshotForShape(*topology::FindShape("inf2.24xlarge")));
   REQUIRE(h.start_status().ok());
-  REQUIRE(kubelet.WaitForRegistrations(2, kWait));
+  REQUIRE(kubelet.WaitForRegistrations(2, kMetricsWait));
   REQUIRE(kubelet.WaitForDevices(
-      kNeuron, [](const auto& r) { return r.devices_size() == 6; }, kWait));
+      kNeuron, [](const auto& r) { return r.devices_size() == 6; }, kMetricsWait));
   REQUIRE(kubelet.WaitForDevices(
-      kCore, [](const auto& r) { return r.devices_size() == 12; }, kWait));
+      kMetricsCore, [](const auto& r) { return r.devices_size() == 12; }, kMetricsWait));
 
   const std::string allocs = "neuron_deviceplugin_allocations_total";
   const std::string regs = "neuron_deviceplugin_registrations_total";
   const std::string streams = "neuron_deviceplugin_list_and_watch_streams";
   // Every series exists from the start, at 0 until something happens.
-  for (const char* res : {kNeuron, kCore}) {
+  for (const char* res : {kNeuron, kMetricsCore}) {
     CHECK(h.Value(allocs, Res(res, "result", "ok")) == 0);
     CHECK(h.Value(allocs, Res(res, "result", "error")) == 0);
     CHECK(h.WaitFor(regs, Res(res, "result", "ok"), 1) == 1);
@@ -187,20 +187,20 @@ TEST_CASE("/metrics counts Allocate results, registrations and streams", "[integ
   }
 
   // One Allocate that succeeds, then one refused (unknown device ID), over the real socket.
-  REQUIRE(kubelet.Allocate(kNeuron, AllocReq({"0", "1"})).ok());
+  REQUIRE(kubelet.Allocate(kNeuron, MetricsAllocReq({"0", "1"})).ok());
   CHECK(h.Value(allocs, Res(kNeuron, "result", "ok")) == 1);
   CHECK(h.Value(allocs, Res(kNeuron, "result", "error")) == 0);
-  const absl::Status refused = kubelet.Allocate(kNeuron, AllocReq({"17"})).status();
+  const absl::Status refused = kubelet.Allocate(kNeuron, MetricsAllocReq({"17"})).status();
   CHECK(absl::IsInvalidArgument(refused));
   CHECK(h.Value(allocs, Res(kNeuron, "result", "ok")) == 1);
   CHECK(h.Value(allocs, Res(kNeuron, "result", "error")) == 1);
   // An empty request is refused too; the other resource's counters did not move.
   CHECK_FALSE(kubelet.Allocate(kNeuron, v1beta1::AllocateRequest()).ok());
   CHECK(h.Value(allocs, Res(kNeuron, "result", "error")) == 2);
-  CHECK(h.Value(allocs, Res(kCore, "result", "ok")) == 0);
-  CHECK(h.Value(allocs, Res(kCore, "result", "error")) == 0);
-  REQUIRE(kubelet.Allocate(kCore, AllocReq({"11"})).ok());
-  CHECK(h.Value(allocs, Res(kCore, "result", "ok")) == 1);
+  CHECK(h.Value(allocs, Res(kMetricsCore, "result", "ok")) == 0);
+  CHECK(h.Value(allocs, Res(kMetricsCore, "result", "error")) == 0);
+  REQUIRE(kubelet.Allocate(kMetricsCore, MetricsAllocReq({"11"})).ok());
+  CHECK(h.Value(allocs, Res(kMetricsCore, "result", "ok")) == 1);
 
   // /healthz, and /readyz while every endpoint is registered.
   CHECK(neuron::testing::HttpGet(h.port(), "/healthz").status == 200);
@@ -209,8 +209,8 @@ TEST_CASE("/metrics counts Allocate results, registrations and streams", "[integ
   // A kubelet restart: each endpoint registers again (more than once when the socket-deleted
   // and kubelet.sock-created events arrive apart), a new stream replaces the old one.
   REQUIRE(kubelet.Restart().ok());
-  REQUIRE(kubelet.WaitForRegistrations(4, kWait));
-  for (const char* res : {kNeuron, kCore}) {
+  REQUIRE(kubelet.WaitForRegistrations(4, kMetricsWait));
+  for (const char* res : {kNeuron, kMetricsCore}) {
     CHECK(h.WaitUntil(regs, Res(res, "result", "ok"), [](double v) { return v >= 2; }) >= 2);
     CHECK(h.WaitFor(streams, {{"resource", res}}, 1) == 1);
   }
@@ -236,18 +236,18 @@ TEST_CASE("/metrics devices gauge matches what ListAndWatch advertises", "[integ
   REQUIRE(h.start_status().ok());
   const std::string devices = "neuron_deviceplugin_devices";
   REQUIRE(kubelet.WaitForDevices(
-      kCore, [](const auto& r) { return CountHealth(r, "Healthy") == 12; }, kWait));
+      kMetricsCore, [](const auto& r) { return CountHealth(r, "Healthy") == 12; }, kMetricsWait));
   CHECK(h.Value(devices, Res(kNeuron, "health", "Healthy")) == 6);
   CHECK(h.Value(devices, Res(kNeuron, "health", "Unhealthy")) == 0);
-  CHECK(h.Value(devices, Res(kCore, "health", "Healthy")) == 12);
-  CHECK(h.Value(devices, Res(kCore, "health", "Unhealthy")) == 0);
+  CHECK(h.Value(devices, Res(kMetricsCore, "health", "Healthy")) == 12);
+  CHECK(h.Value(devices, Res(kMetricsCore, "health", "Unhealthy")) == 0);
 
   h.source().SetHealthy(2, false);  // device 2 and its cores 4, 5
   REQUIRE(kubelet.WaitForDevices(
-      kNeuron, [](const auto& r) { return CountHealth(r, "Unhealthy") == 1; }, kWait));
+      kNeuron, [](const auto& r) { return CountHealth(r, "Unhealthy") == 1; }, kMetricsWait));
   REQUIRE(kubelet.WaitForDevices(
-      kCore, [](const auto& r) { return CountHealth(r, "Unhealthy") == 2; }, kWait));
-  for (const char* res : {kNeuron, kCore}) {
+      kMetricsCore, [](const auto& r) { return CountHealth(r, "Unhealthy") == 2; }, kMetricsWait));
+  for (const char* res : {kNeuron, kMetricsCore}) {
     INFO(res);
     const v1beta1::ListAndWatchResponse list = *kubelet.LatestDevices(res);
     for (const char* health : {"Healthy", "Unhealthy"}) {
@@ -255,7 +255,7 @@ TEST_CASE("/metrics devices gauge matches what ListAndWatch advertises", "[integ
     }
   }
   CHECK(h.Value(devices, Res(kNeuron, "health", "Unhealthy")) == 1);
-  CHECK(h.Value(devices, Res(kCore, "health", "Unhealthy")) == 2);
+  CHECK(h.Value(devices, Res(kMetricsCore, "health", "Unhealthy")) == 2);
   CHECK(neuron::testing::PromtoolCheck(h.Scrape()).ok());
 }
 
@@ -265,7 +265,7 @@ TEST_CASE("/metrics counts failed registrations while the kubelet is absent", "[
   REQUIRE(h.start_status().ok());
   const std::string regs = "neuron_deviceplugin_registrations_total";
   // Retried with backoff: wait for at least one failure per resource.
-  for (const char* res : {kNeuron, kCore}) {
+  for (const char* res : {kNeuron, kMetricsCore}) {
     CHECK(h.WaitUntil(regs, Res(res, "result", "error"), [](double v) { return v >= 1; }) >= 1);
   }
   CHECK(h.Value(regs, Res(kNeuron, "result", "ok")) == 0);
@@ -273,10 +273,10 @@ TEST_CASE("/metrics counts failed registrations while the kubelet is absent", "[
   CHECK(h.Value("neuron_deviceplugin_list_and_watch_streams", {{"resource", kNeuron}}) == 0);
 
   REQUIRE(kubelet.Start().ok());
-  for (const char* res : {kNeuron, kCore}) {
+  for (const char* res : {kNeuron, kMetricsCore}) {
     CHECK(h.WaitFor(regs, Res(res, "result", "ok"), 1) == 1);
   }
-  const absl::Time ready_by = absl::Now() + kWait;
+  const absl::Time ready_by = absl::Now() + kMetricsWait;
   while (neuron::testing::HttpGet(h.port(), "/readyz").status != 200 && absl::Now() < ready_by) {
     absl::SleepFor(absl::Milliseconds(10));
   }
@@ -287,7 +287,7 @@ TEST_CASE("PluginMetrics has series only for the resources it serves", "[integra
   PluginMetrics m({assignment::ResourceKind::kDevice});
   const std::string text = metrics::Expose(m.sources());
   CHECK(Sample(text, "neuron_deviceplugin_allocations_total", Res(kNeuron, "result", "ok")) == 0);
-  CHECK(text.find(kCore) == std::string::npos);
+  CHECK(text.find(kMetricsCore) == std::string::npos);
   CHECK(text.find("neuron_deviceplugin_devices") == std::string::npos);  // nothing watched yet
   m.StreamOpened(assignment::ResourceKind::kDevice);
   m.StreamOpened(assignment::ResourceKind::kDevice);

@@ -36,7 +36,7 @@ using neuron::testing::Eventually;
 using nlohmann::json;
 
 constexpr char kNode[] = "node-a";
-constexpr absl::Duration kWait = absl::Seconds(10);
+constexpr absl::Duration kHandshakeWait = absl::Seconds(10);
 // An OVN-Kubernetes annotation: nested JSON in a string, quotes, slashes, non-ASCII.
 const std::string kOvn =
     R"({"default":{"ip_addresses":["10.128.2.17/23"],"mac_address":"0a:58:0a:80:02:11",)"
@@ -105,7 +105,7 @@ class Directory {
       auto c = std::make_unique<CachedPodDirectory>(api.client, kNode, o);
       cached_ = c.get();
       cached_->Start();
-      REQUIRE(cached_->WaitForSync(kWait));
+      REQUIRE(cached_->WaitForSync(kHandshakeWait));
       dir_ = std::move(c);
     } else {
       dir_ = std::make_unique<K8sPodDirectory>(api.client, kNode);
@@ -132,7 +132,7 @@ class Directory {
           }
           return true;
         },
-        kWait);
+        kHandshakeWait);
   }
 
  private:
@@ -365,13 +365,13 @@ TEST_CASE("The pod cache follows the API and keeps only what it needs", "[api][i
   // Bound first, annotated by the extender afterwards (as a bind would race).
   api.CreatePod("ml", "elsewhere", "node-b", Extender("0,1", "neuroncore", "1"));
   api.CreatePod("ml", "train", kNode, nullptr);
-  REQUIRE(Eventually([&] { return cache.store().Get("ml/train") != nullptr; }, kWait));
+  REQUIRE(Eventually([&] { return cache.store().Get("ml/train") != nullptr; }, kHandshakeWait));
   CHECK_FALSE(hs.HintFor(assignment::ResourceKind::kCore, 2).has_value());
   json patch = {{"metadata", {{"annotations", Extender("10,11", "neuroncore", "7")}}}};
   REQUIRE(
       api.client->Patch(k8s::resources::kPods, "ml", "train", k8s::PatchType::kMerge, patch).ok());
   REQUIRE(Eventually([&] { return hs.HintFor(assignment::ResourceKind::kCore, 2).has_value(); },
-                     kWait));
+                     kHandshakeWait));
   CHECK(hs.HintFor(assignment::ResourceKind::kCore, 2) == std::vector<int>{10, 11});
   CHECK(cache.store().Get("ml/elsewhere") == nullptr);  // field selector: other nodes never seen
 
@@ -401,11 +401,11 @@ TEST_CASE("The pod cache follows the API and keeps only what it needs", "[api][i
       [&] {
         return hs.HintFor(assignment::ResourceKind::kCore, 2) == std::vector<int>{12, 13};
       },
-      kWait));
+      kHandshakeWait));
 
   // Deleted: gone from the cache, no hint.
   REQUIRE(api.client->Delete(k8s::resources::kPods, "ml", "train").ok());
-  REQUIRE(Eventually([&] { return cache.store().size() == 0; }, kWait));
+  REQUIRE(Eventually([&] { return cache.store().size() == 0; }, kHandshakeWait));
   CHECK_FALSE(hs.HintFor(assignment::ResourceKind::kCore, 2).has_value());
 }
 

@@ -18,7 +18,7 @@ using testing::OptionsFor;
 using testing::RunningPlugin;
 using testing::ScriptedPreparer;
 
-constexpr char kDriver[] = "neuron.aws.com";
+constexpr char kGrpcDriver[] = "neuron.aws.com";
 
 // Starts the fake kubelet first, so that it sees the plugin's registration socket appear.
 KubeletPluginOptions StartedKubelet(FakeDraKubelet& kubelet) {
@@ -50,7 +50,7 @@ TEST_CASE("both API versions carry devices, pools and CDI IDs", "[dra][grpc]") {
   const DraApi api = GENERATE(DraApi::kV1, DraApi::kV1beta1);
   CAPTURE(api == DraApi::kV1 ? "v1" : "v1beta1");
 
-  auto prepared = f.kubelet.NodePrepareResources(kDriver, {{"team", "claim-a", "uid-a"}}, api);
+  auto prepared = f.kubelet.NodePrepareResources(kGrpcDriver, {{"team", "claim-a", "uid-a"}}, api);
   REQUIRE(prepared.ok());
   const fakes::DraPrepared& a = prepared->at("uid-a");
   CHECK(a.error.empty());
@@ -69,7 +69,8 @@ TEST_CASE("both API versions carry devices, pools and CDI IDs", "[dra][grpc]") {
   CHECK(calls[0][0].name == "claim-a");
   CHECK(calls[0][0].uid == "uid-a");
 
-  auto unprepared = f.kubelet.NodeUnprepareResources(kDriver, {{"team", "claim-a", "uid-a"}}, api);
+  auto unprepared =
+      f.kubelet.NodeUnprepareResources(kGrpcDriver, {{"team", "claim-a", "uid-a"}}, api);
   REQUIRE(unprepared.ok());
   CHECK(unprepared->at("uid-a").empty());
   REQUIRE(f.preparer.unprepare_calls().size() == 1);
@@ -80,7 +81,7 @@ TEST_CASE("a failing claim gets its own error and the others their devices", "[d
   f.preparer.Script("uid-bad", absl::ResourceExhaustedError("neurondevice2 is held by ns/other"));
   const DraApi api = GENERATE(DraApi::kV1, DraApi::kV1beta1);
   auto prepared = f.kubelet.NodePrepareResources(
-      kDriver, {{"ns", "good", "uid-good"}, {"ns", "bad", "uid-bad"}}, api);
+      kGrpcDriver, {{"ns", "good", "uid-good"}, {"ns", "bad", "uid-bad"}}, api);
   REQUIRE(prepared.ok());
   CHECK(prepared->at("uid-good").error.empty());
   CHECK(prepared->at("uid-good").devices.size() == 1);
@@ -89,7 +90,7 @@ TEST_CASE("a failing claim gets its own error and the others their devices", "[d
 
   f.preparer.ScriptUnprepare("uid-bad", absl::InternalError("cannot remove CDI spec"));
   auto unprepared = f.kubelet.NodeUnprepareResources(
-      kDriver, {{"ns", "good", "uid-good"}, {"ns", "bad", "uid-bad"}}, api);
+      kGrpcDriver, {{"ns", "good", "uid-good"}, {"ns", "bad", "uid-bad"}}, api);
   REQUIRE(unprepared.ok());
   CHECK(unprepared->at("uid-good").empty());
   CHECK(unprepared->at("uid-bad") == "cannot remove CDI spec");
@@ -100,10 +101,10 @@ TEST_CASE("a claim the preparer leaves out is answered as failed, never skipped"
   f.preparer.Script("uid-x", ScriptedPreparer::Omit());
   f.preparer.ScriptUnprepare("uid-x", ScriptedPreparer::Omit());
   // The kubelet fails the whole call for a skipped claim; the plugin must not skip any.
-  auto prepared = f.kubelet.NodePrepareResources(kDriver, {{"ns", "x", "uid-x"}});
+  auto prepared = f.kubelet.NodePrepareResources(kGrpcDriver, {{"ns", "x", "uid-x"}});
   REQUIRE(prepared.ok());
   CHECK(prepared->at("uid-x").error == "internal error: claim was not prepared");
-  auto unprepared = f.kubelet.NodeUnprepareResources(kDriver, {{"ns", "x", "uid-x"}});
+  auto unprepared = f.kubelet.NodeUnprepareResources(kGrpcDriver, {{"ns", "x", "uid-x"}});
   REQUIRE(unprepared.ok());
   CHECK(unprepared->at("uid-x") == "internal error: claim was not unprepared");
 }
@@ -112,7 +113,8 @@ TEST_CASE("incomplete and repeated claims do not reach the preparer", "[dra][grp
   Fixture f;
   const DraApi api = GENERATE(DraApi::kV1, DraApi::kV1beta1);
   auto prepared = f.kubelet.NodePrepareResources(
-      kDriver, {{"", "no-namespace", "uid-1"}, {"ns", "ok", "uid-2"}, {"ns", "ok", "uid-2"}}, api);
+      kGrpcDriver, {{"", "no-namespace", "uid-1"}, {"ns", "ok", "uid-2"}, {"ns", "ok", "uid-2"}},
+      api);
   REQUIRE(prepared.ok());
   CHECK_THAT(prepared->at("uid-1").error, Catch::Contains("lacks namespace, name or uid"));
   CHECK(prepared->at("uid-2").error.empty());
@@ -121,12 +123,12 @@ TEST_CASE("incomplete and repeated claims do not reach the preparer", "[dra][grp
   REQUIRE(calls[0].size() == 1);  // uid-2 once; uid-1 never
   CHECK(calls[0][0].uid == "uid-2");
 
-  auto no_uid = f.kubelet.NodePrepareResources(kDriver, {{"ns", "c", ""}}, api);
+  auto no_uid = f.kubelet.NodePrepareResources(kGrpcDriver, {{"ns", "c", ""}}, api);
   REQUIRE(no_uid.ok());
   CHECK_THAT(no_uid->at("").error, Catch::Contains("lacks namespace, name or uid"));
   CHECK(f.preparer.prepare_calls().size() == 1);  // preparer not called for nothing
 
-  auto empty = f.kubelet.NodePrepareResources(kDriver, {}, api);
+  auto empty = f.kubelet.NodePrepareResources(kGrpcDriver, {}, api);
   REQUIRE(empty.ok());
   CHECK(empty->empty());
 }
@@ -138,7 +140,7 @@ TEST_CASE("concurrent calls in both versions are all answered", "[dra][grpc]") {
   for (int i = 0; i < 8; ++i) {
     threads.emplace_back([&, i] {
       const std::string uid = "uid-" + std::to_string(i);
-      auto r = f.kubelet.NodePrepareResources(kDriver, {{"ns", "c", uid}},
+      auto r = f.kubelet.NodePrepareResources(kGrpcDriver, {{"ns", "c", uid}},
                                               i % 2 ? DraApi::kV1 : DraApi::kV1beta1);
       if (r.ok() && r->at(uid).error.empty()) ok.fetch_add(1);
     });

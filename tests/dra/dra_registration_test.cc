@@ -30,7 +30,7 @@ using testing::OptionsFor;
 using testing::RunningPlugin;
 using testing::ScriptedPreparer;
 
-constexpr char kDriver[] = "neuron.aws.com";
+constexpr char kRegistrationDriver[] = "neuron.aws.com";
 
 // Leaves a socket file behind with nobody listening, as a killed process does.
 void MakeStaleSocket(const std::string& path) {
@@ -53,7 +53,7 @@ TEST_CASE("a 1.34 kubelet registers the plugin and chooses v1", "[dra][registrat
   RunningPlugin running(opts, preparer);
 
   REQUIRE(kubelet.WaitForRegistrations(1, absl::Seconds(10)));
-  auto reg = kubelet.registration(kDriver);
+  auto reg = kubelet.registration(kRegistrationDriver);
   REQUIRE(reg.has_value());
   CHECK(reg->socket_path == kubelet.registrar_dir() + "/neuron.aws.com-reg.sock");
   CHECK(reg->type == "DRAPlugin");
@@ -64,7 +64,8 @@ TEST_CASE("a 1.34 kubelet registers the plugin and chooses v1", "[dra][registrat
   CHECK(kubelet.registration_errors().empty());
   CHECK(Eventually([&] { return running.plugin().registration_status().ok(); }));
 
-  auto prepared = kubelet.NodePrepareResources(kDriver, {{"default", "claim-a", "uid-a"}});
+  auto prepared =
+      kubelet.NodePrepareResources(kRegistrationDriver, {{"default", "claim-a", "uid-a"}});
   REQUIRE(prepared.ok());
   CHECK(prepared->at("uid-a").error.empty());
   REQUIRE(preparer.prepare_calls().size() == 1);
@@ -77,8 +78,8 @@ TEST_CASE("a 1.33 kubelet chooses v1beta1 from the same plugin", "[dra][registra
   RunningPlugin running(OptionsFor(kubelet), preparer);
 
   REQUIRE(kubelet.WaitForRegistrations(1, absl::Seconds(10)));
-  CHECK(kubelet.registration(kDriver)->chosen_service == "v1beta1.DRAPlugin");
-  auto prepared = kubelet.NodePrepareResources(kDriver, {{"ns", "c", "uid-1"}});
+  CHECK(kubelet.registration(kRegistrationDriver)->chosen_service == "v1beta1.DRAPlugin");
+  auto prepared = kubelet.NodePrepareResources(kRegistrationDriver, {{"ns", "c", "uid-1"}});
   REQUIRE(prepared.ok());
   REQUIRE(prepared->at("uid-1").devices.size() == 1);
   CHECK(prepared->at("uid-1").devices[0].device == "neurondevice0");
@@ -94,7 +95,7 @@ TEST_CASE("the endpoint in GetInfo is the DRA socket as the host sees it", "[dra
   CHECK(DraEndpointOnHost(opts) == "/var/lib/kubelet/plugins/neuron.aws.com/dra.sock");
   RunningPlugin running(opts, preparer);
   REQUIRE(kubelet.WaitForRegistrations(1, absl::Seconds(10)));
-  CHECK(kubelet.registration(kDriver)->endpoint ==
+  CHECK(kubelet.registration(kRegistrationDriver)->endpoint ==
         "/var/lib/kubelet/plugins/neuron.aws.com/dra.sock");
 }
 
@@ -103,7 +104,7 @@ TEST_CASE("a kubelet refusal reaches the plugin as an error", "[dra][registratio
   REQUIRE(kubelet.Start().ok());
   // Only v1 offered: a 1.33 kubelet speaks v1beta1 only and must refuse.
   RegistrationServer reg(
-      PluginInfo{"DRAPlugin", kDriver, "/nonexistent/dra.sock", {"v1.DRAPlugin"}},
+      PluginInfo{"DRAPlugin", kRegistrationDriver, "/nonexistent/dra.sock", {"v1.DRAPlugin"}},
       kubelet.registrar_dir() + "/neuron.aws.com-reg.sock");
   CHECK(reg.status().code() == absl::StatusCode::kUnavailable);  // nothing reported yet
   REQUIRE(reg.Start().ok());
@@ -116,13 +117,13 @@ TEST_CASE("a kubelet refusal reaches the plugin as an error", "[dra][registratio
              Catch::Contains("none of services supported by the plugin") &&
                  Catch::Contains("v1beta1.DRAPlugin"));
   CHECK(kubelet.registration_errors()[0] == std::string(status.message()));
-  CHECK_FALSE(kubelet.registration(kDriver).has_value());
+  CHECK_FALSE(kubelet.registration(kRegistrationDriver).has_value());
 }
 
 TEST_CASE("a plugin of another type is refused", "[dra][registration]") {
   FakeDraKubelet kubelet;
   REQUIRE(kubelet.Start().ok());
-  RegistrationServer reg(PluginInfo{"CSIPlugin", kDriver, "", {"v1.DRAPlugin"}},
+  RegistrationServer reg(PluginInfo{"CSIPlugin", kRegistrationDriver, "", {"v1.DRAPlugin"}},
                          kubelet.registrar_dir() + "/x-reg.sock");
   REQUIRE(reg.Start().ok());
   REQUIRE(Eventually([&] { return reg.notifications() >= 1; }));
@@ -145,7 +146,7 @@ TEST_CASE("a deleted registration socket is re-created and the kubelet registers
   CHECK(IsSocket(RegistrationSocketPath(opts)));
   CHECK(running.plugin().restores() >= 1);
   CHECK(kubelet.registration_errors().empty());
-  auto prepared = kubelet.NodePrepareResources(kDriver, {{"ns", "c", "uid-2"}});
+  auto prepared = kubelet.NodePrepareResources(kRegistrationDriver, {{"ns", "c", "uid-2"}});
   REQUIRE(prepared.ok());
   CHECK(prepared->at("uid-2").error.empty());
 }
@@ -178,7 +179,7 @@ TEST_CASE("a deleted DRA socket is served again and the plugin re-registers",
   REQUIRE(::unlink(DraSocketPath(opts).c_str()) == 0);
   REQUIRE(kubelet.WaitForRegistrations(2, absl::Seconds(5)));
   CHECK(IsSocket(DraSocketPath(opts)));
-  auto prepared = kubelet.NodePrepareResources(kDriver, {{"ns", "c", "uid-3"}});
+  auto prepared = kubelet.NodePrepareResources(kRegistrationDriver, {{"ns", "c", "uid-3"}});
   REQUIRE(prepared.ok());
   CHECK(prepared->at("uid-3").error.empty());
 }
@@ -204,7 +205,7 @@ TEST_CASE("stale sockets from a previous run are replaced", "[dra][registration]
   ScriptedPreparer preparer;
   RunningPlugin running(opts, preparer);
   REQUIRE(kubelet.WaitForRegistrations(1, absl::Seconds(10)));
-  auto prepared = kubelet.NodePrepareResources(kDriver, {{"ns", "c", "uid-4"}});
+  auto prepared = kubelet.NodePrepareResources(kRegistrationDriver, {{"ns", "c", "uid-4"}});
   REQUIRE(prepared.ok());
 }
 
@@ -245,8 +246,8 @@ TEST_CASE("stopping removes both sockets and the kubelet deregisters", "[dra][re
   CHECK(running.Stop().ok());
   CHECK_FALSE(IsSocket(RegistrationSocketPath(opts)));
   CHECK_FALSE(IsSocket(DraSocketPath(opts)));
-  CHECK(kubelet.WaitForDeregistration(kDriver, absl::Seconds(5)));
-  CHECK_FALSE(kubelet.NodePrepareResources(kDriver, {{"ns", "c", "uid"}}).ok());
+  CHECK(kubelet.WaitForDeregistration(kRegistrationDriver, absl::Seconds(5)));
+  CHECK_FALSE(kubelet.NodePrepareResources(kRegistrationDriver, {{"ns", "c", "uid"}}).ok());
 }
 
 }  // namespace

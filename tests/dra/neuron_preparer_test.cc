@@ -25,7 +25,7 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 using sysfs::testing::TempDir;
 
-constexpr char kNode[] = "node-a";
+constexpr char kPreparerNode[] = "node-a";
 
 // Claims by UID; counts reads so a test can tell an answer from the checkpoint from a new one.
 class MapSource final : public ClaimSource {
@@ -46,8 +46,10 @@ json Claim(const std::string& uid, const std::vector<std::string>& devices,
            std::optional<int> lnc = std::nullopt) {
   json results = json::array();
   for (const std::string& d : devices) {
-    results.push_back(
-        {{"request", "neurons"}, {"driver", "neuron.aws.com"}, {"pool", kNode}, {"device", d}});
+    results.push_back({{"request", "neurons"},
+                       {"driver", "neuron.aws.com"},
+                       {"pool", kPreparerNode},
+                       {"device", d}});
   }
   json config = json::array();
   if (lnc) {
@@ -65,7 +67,7 @@ json Claim(const std::string& uid, const std::vector<std::string>& devices,
 
 ClaimRef Ref(const std::string& uid) { return {"ml", "claim-" + uid, uid}; }
 
-struct Env {
+struct PreparerEnv {
   // trn2-like by default: 16 devices, 8 physical cores, LNC 2.
   NodeFacts node{16, 8, 2, true, {}};
   TempDir dir;
@@ -75,7 +77,7 @@ struct Env {
   std::unique_ptr<NeuronPreparer> Make() {
     fs::create_directories(cdi_dir());
     NeuronPreparerOptions o;
-    o.node_name = kNode;
+    o.node_name = kPreparerNode;
     o.cdi_dir = cdi_dir();
     o.checkpoint_path = checkpoint();
     o.device_host_path = "/dev/null";
@@ -107,7 +109,7 @@ std::vector<std::string> NodesOf(const json& spec) {
 }
 
 TEST_CASE("a prepared claim's container gets its devices and cores", "[dra][prepare]") {
-  Env env;
+  PreparerEnv env;
   env.source.claims["u1"] = Claim("u1", {"neurondevice5", "neurondevice2"});
   env.source.claims["u2"] = Claim("u2", {"neurondevice3-core1", "neurondevice3-core2"});
   auto p = env.Make();
@@ -115,7 +117,7 @@ TEST_CASE("a prepared claim's container gets its devices and cores", "[dra][prep
   REQUIRE(r.at("u1").ok());
   REQUIRE(r.at("u1")->size() == 2);
   CHECK(r.at("u1")->at(0).device == "neurondevice5");
-  CHECK(r.at("u1")->at(0).pool == kNode);
+  CHECK(r.at("u1")->at(0).pool == kPreparerNode);
   CHECK(r.at("u1")->at(0).request_names == std::vector<std::string>{"neurons"});
   CHECK(r.at("u1")->at(0).cdi_device_ids == std::vector<std::string>{CdiDeviceId("u1")});
   // Container numbering: /dev/neuron2 and /dev/neuron5 are devices 0 and 1 inside, 4 logical
@@ -131,7 +133,7 @@ TEST_CASE("a prepared claim's container gets its devices and cores", "[dra][prep
 }
 
 TEST_CASE("a claim's NeuronConfig sets the LNC of whole devices", "[dra][prepare]") {
-  Env env;
+  PreparerEnv env;
   env.source.claims["u1"] = Claim("u1", {"neurondevice0"}, 1);
   auto p = env.Make();
   REQUIRE(p->Prepare({Ref("u1")}).at("u1").ok());
@@ -140,7 +142,7 @@ TEST_CASE("a claim's NeuronConfig sets the LNC of whole devices", "[dra][prepare
 }
 
 TEST_CASE("chips without LNC get no LNC variable", "[dra][prepare]") {
-  Env env;
+  PreparerEnv env;
   env.node = {16, 2, 1, false, {}};  // trn1
   env.source.claims["u1"] = Claim("u1", {"neurondevice1"});
   auto p = env.Make();
@@ -149,7 +151,7 @@ TEST_CASE("chips without LNC get no LNC variable", "[dra][prepare]") {
 }
 
 TEST_CASE("repeats and restarts answer from the checkpoint", "[dra][prepare]") {
-  Env env;
+  PreparerEnv env;
   env.source.claims["u1"] = Claim("u1", {"neurondevice1"});
   std::vector<PreparedDevice> first;
   {
@@ -170,13 +172,16 @@ TEST_CASE("repeats and restarts answer from the checkpoint", "[dra][prepare]") {
 }
 
 TEST_CASE("a crash between the steps is repaired by the kubelet's retry", "[dra][prepare]") {
-  Env env;
+  PreparerEnv env;
   env.source.claims["u1"] = Claim("u1", {"neurondevice4"});
   {
     // What a crash after "preparing" and a half-finished CDI step leaves.
     Checkpoint cp;
-    cp.claims["u1"] = {
-        "ml", "claim-u1", ClaimState::kPreparing, {{{"neurons"}, kNode, "neurondevice4", {}}}, {}};
+    cp.claims["u1"] = {"ml",
+                       "claim-u1",
+                       ClaimState::kPreparing,
+                       {{{"neurons"}, kPreparerNode, "neurondevice4", {}}},
+                       {}};
     fs::create_directories(fs::path(env.checkpoint()).parent_path());
     REQUIRE(SaveCheckpoint(env.checkpoint(), cp).ok());
     fs::create_directories(env.cdi_dir());
@@ -191,7 +196,7 @@ TEST_CASE("a crash between the steps is repaired by the kubelet's retry", "[dra]
 }
 
 TEST_CASE("a device is never handed out twice", "[dra][prepare]") {
-  Env env;
+  PreparerEnv env;
   env.source.claims["a"] = Claim("a", {"neurondevice1"});
   env.source.claims["b"] = Claim("b", {"neurondevice1-core0"});
   env.source.claims["c"] = Claim("c", {"neurondevice2-core0"});
@@ -209,7 +214,7 @@ TEST_CASE("a device is never handed out twice", "[dra][prepare]") {
 }
 
 TEST_CASE("bad claims fail with a reason and leave nothing behind", "[dra][prepare]") {
-  Env env;
+  PreparerEnv env;
   env.source.claims["lnc-core"] = Claim("lnc-core", {"neurondevice0-core0"}, 1);
   env.source.claims["far"] = Claim("far", {"neurondevice16"});
   env.source.claims["far-core"] = Claim("far-core", {"neurondevice0-core4"});
@@ -224,7 +229,7 @@ TEST_CASE("bad claims fail with a reason and leave nothing behind", "[dra][prepa
   CHECK(p->PreparedClaims().empty());
   CHECK(fs::is_empty(env.cdi_dir()));
 
-  Env trn1;
+  PreparerEnv trn1;
   trn1.node = {16, 2, 1, false, {}};
   trn1.source.claims["u"] = Claim("u", {"neurondevice0"}, 2);
   auto q = trn1.Make();
@@ -234,7 +239,7 @@ TEST_CASE("bad claims fail with a reason and leave nothing behind", "[dra][prepa
 }
 
 TEST_CASE("an unreadable checkpoint is kept aside and the driver starts", "[dra][prepare]") {
-  Env env;
+  PreparerEnv env;
   fs::create_directories(fs::path(env.checkpoint()).parent_path());
   std::ofstream(env.checkpoint()) << R"({"kind":"NeuronDraCheckpoint","version":1,"claims":{)";
   env.source.claims["u1"] = Claim("u1", {"neurondevice0"});

@@ -58,7 +58,7 @@ std::string Key(const json& o) {
   return o.value("kind", "") + "/" + o["metadata"].value("name", "");
 }
 
-std::set<std::string> Keys(const std::vector<json>& objs) {
+std::set<std::string> KeysOf(const std::vector<json>& objs) {
   std::set<std::string> out;
   for (const json& o : objs) out.insert(Key(o));
   return out;
@@ -89,7 +89,7 @@ std::vector<json> PodSpecs(const std::vector<json>& objs) {
 
 // Checks every overlay shares: references resolve and nothing reaches wider than it must.
 void CheckCommon(const std::vector<json>& objs) {
-  const std::set<std::string> keys = Keys(objs);
+  const std::set<std::string> keys = KeysOf(objs);
   REQUIRE(keys.count(std::string("Namespace/") + kNamespace) == 1);
   REQUIRE(keys.size() == objs.size());  // no object twice
 
@@ -168,8 +168,8 @@ void CheckImagesRunTheirBinaries(const std::vector<json>& objs, const std::strin
     const json command = c.value("command", json::array());
     if (command.empty()) continue;
     const std::string path = command[0];
-    constexpr char kPrefix[] = "/usr/local/bin/neuron-";
-    if (path.rfind(kPrefix, 0) != 0) continue;
+    constexpr char kBinaryPrefix[] = "/usr/local/bin/neuron-";
+    if (path.rfind(kBinaryPrefix, 0) != 0) continue;
     ++ours;
     INFO(c.dump());
     CHECK(ImageBaseName(c.value("image", "")) == path.substr(path.rfind('/') + 1));
@@ -196,19 +196,19 @@ void CheckNfdRule(const std::vector<json>& objs, const std::string& group) {
 
 TEST_CASE("base: namespace, CRD, operator with its RBAC, NFD rule, sample DeviceConfig") {
   const auto objs = Kustomize("operator");
-  CHECK(Keys(objs) == std::set<std::string>{
-                          "Namespace/aws-neuron-operator",
-                          "CustomResourceDefinition/deviceconfigs.k8s.aws",
-                          "CustomResourceDefinition/neuroncaches.k8s.aws",
-                          "CustomResourceDefinition/clusterneuroncaches.k8s.aws",
-                          "CustomResourceDefinition/neuroncachenodes.k8s.aws",
-                          "ServiceAccount/neuron-operator",
-                          "ClusterRole/neuron-operator",
-                          "ClusterRoleBinding/neuron-operator",
-                          "Deployment/neuron-operator",
-                          "NodeFeatureRule/neuron-nfd-rule",
-                          "DeviceConfig/neuron",
-                      });
+  CHECK(KeysOf(objs) == std::set<std::string>{
+                            "Namespace/aws-neuron-operator",
+                            "CustomResourceDefinition/deviceconfigs.k8s.aws",
+                            "CustomResourceDefinition/neuroncaches.k8s.aws",
+                            "CustomResourceDefinition/clusterneuroncaches.k8s.aws",
+                            "CustomResourceDefinition/neuroncachenodes.k8s.aws",
+                            "ServiceAccount/neuron-operator",
+                            "ClusterRole/neuron-operator",
+                            "ClusterRoleBinding/neuron-operator",
+                            "Deployment/neuron-operator",
+                            "NodeFeatureRule/neuron-nfd-rule",
+                            "DeviceConfig/neuron",
+                        });
   CheckCommon(objs);
   CheckNfdRule(objs, "nfd.k8s-sigs.io");
   CheckImagesRunTheirBinaries(objs, "--kmm");
@@ -219,7 +219,7 @@ TEST_CASE("base: namespace, CRD, operator with its RBAC, NFD rule, sample Device
 
 TEST_CASE("eks overlay: upstream NFD, the AMI's preinstalled driver, no KMM Module") {
   const auto objs = Kustomize("overlays/eks");
-  CHECK(Keys(objs) == Keys(Kustomize("operator")));
+  CHECK(KeysOf(objs) == KeysOf(Kustomize("operator")));
   CheckCommon(objs);
   CheckNfdRule(objs, "nfd.k8s-sigs.io");
   const json& spec = (*Find(objs, "DeviceConfig"))["spec"];
@@ -239,9 +239,9 @@ TEST_CASE("eks overlay: upstream NFD, the AMI's preinstalled driver, no KMM Modu
 
 TEST_CASE("emulated overlay: no NFD rule, the sample emulated, no driver") {
   const auto objs = Kustomize("overlays/emulated");
-  std::set<std::string> want = Keys(Kustomize("operator"));
+  std::set<std::string> want = KeysOf(Kustomize("operator"));
   want.erase("NodeFeatureRule/neuron-nfd-rule");  // so a cluster without NFD takes it
-  CHECK(Keys(objs) == want);
+  CHECK(KeysOf(objs) == want);
   CheckCommon(objs);
   const json& spec = (*Find(objs, "DeviceConfig"))["spec"];
   CHECK(spec["emulation"]["instanceType"] == "trn1.32xlarge");
@@ -301,10 +301,10 @@ bool UsesHostPath(const json& pod) {
 
 TEST_CASE("openshift overlay: OpenShift's NFD group, each account the SCC its pods need") {
   const auto objs = Kustomize("overlays/openshift");
-  std::set<std::string> expected = Keys(Kustomize("operator"));
+  std::set<std::string> expected = KeysOf(Kustomize("operator"));
   expected.insert({"ClusterRole/neuron-scc-nonroot", "ClusterRole/neuron-scc-privileged",
                    "RoleBinding/neuron-scc-nonroot", "RoleBinding/neuron-scc-privileged"});
-  CHECK(Keys(objs) == expected);
+  CHECK(KeysOf(objs) == expected);
   CheckCommon(objs);
   CheckNfdRule(objs, "nfd.openshift.io");
   CheckImagesRunTheirBinaries(objs, "--kmm --nfd-group=nfd.openshift.io");

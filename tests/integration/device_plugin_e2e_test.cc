@@ -32,19 +32,19 @@ using testing::BinaryPath;
 using testing::Eventually;
 using testing::Subprocess;
 
-constexpr absl::Duration kWait = absl::Seconds(30);
+constexpr absl::Duration kPluginWait = absl::Seconds(30);
 constexpr char kDevices[] = "aws.amazon.com/neuron";
 constexpr char kCores[] = "aws.amazon.com/neuroncore";
 constexpr char kNode[] = "e2e-node";
 
 // A directory on tmpfs when there is one (the emulated tree has thousands of small files).
-struct TempDir {
-  TempDir() {
+struct PluginTempDir {
+  PluginTempDir() {
     const char* base = std::filesystem::is_directory("/dev/shm") ? "/dev/shm" : "/tmp";
     std::string t = std::string(base) + "/ndp-e2e-XXXXXX";
     if (mkdtemp(t.data()) != nullptr) path = t;
   }
-  ~TempDir() {
+  ~PluginTempDir() {
     std::error_code ec;
     if (!path.empty()) std::filesystem::remove_all(path, ec);
   }
@@ -72,7 +72,7 @@ struct LogOnFailure {
   }
 };
 
-void WriteKubeconfig(const std::string& path, const std::string& server) {
+void WritePluginKubeconfig(const std::string& path, const std::string& server) {
   std::ofstream f(path);
   f << "apiVersion: v1\nkind: Config\ncurrent-context: e2e\n"
     << "clusters:\n- name: fake\n  cluster:\n    server: " << server << "\n"
@@ -82,14 +82,14 @@ void WriteKubeconfig(const std::string& path, const std::string& server) {
 }
 
 TEST_CASE("neuron-device-plugin binary end to end", "[e2e]") {
-  TempDir tmp;
+  PluginTempDir tmp;
   REQUIRE_FALSE(tmp.path.empty());
   const std::string emulated = tmp.path + "/host";
 
   fakes::FakeApiServer api;
   REQUIRE(api.Start().ok());
   const std::string kubeconfig = tmp.path + "/kubeconfig";
-  WriteKubeconfig(kubeconfig, api.url());
+  WritePluginKubeconfig(kubeconfig, api.url());
   // A pod the scheduler extender bound to this node and annotated.
   const std::string pod_path = "/api/v1/namespaces/ml/pods/train";
   const std::string ovn = R"({"default":{"ip_addresses":["10.128.2.17/23"]}})";
@@ -126,7 +126,7 @@ TEST_CASE("neuron-device-plugin binary end to end", "[e2e]") {
   const LogOnFailure dump{plugin};
 
   // Registration of both resources.
-  REQUIRE(kubelet.WaitForRegistrations(2, kWait));
+  REQUIRE(kubelet.WaitForRegistrations(2, kPluginWait));
   std::set<std::string> registered;
   for (const auto& r : kubelet.registrations()) {
     CHECK(r.version() == "v1beta1");
@@ -137,9 +137,11 @@ TEST_CASE("neuron-device-plugin binary end to end", "[e2e]") {
 
   // ListAndWatch: 16 devices, 32 cores, all healthy.
   REQUIRE(kubelet.WaitForDevices(
-      kDevices, [](const auto& r) { return r.devices_size() == 16 && Healthy(r) == 16; }, kWait));
+      kDevices, [](const auto& r) { return r.devices_size() == 16 && Healthy(r) == 16; },
+      kPluginWait));
   REQUIRE(kubelet.WaitForDevices(
-      kCores, [](const auto& r) { return r.devices_size() == 32 && Healthy(r) == 32; }, kWait));
+      kCores, [](const auto& r) { return r.devices_size() == 32 && Healthy(r) == 32; },
+      kPluginWait));
 
   // GetPreferredAllocation follows the extender's annotation (read from the pod cache).
   v1beta1::PreferredAllocationRequest pref;
@@ -155,7 +157,7 @@ TEST_CASE("neuron-device-plugin binary end to end", "[e2e]") {
         hinted.assign(ids.begin(), ids.end());
         return hinted == std::vector<std::string>{"4", "5"};
       },
-      kWait));
+      kPluginWait));
 
   // A pod admitted for a device set: /dev/neuronN specs whose host path (the host's /dev/null
   // in emulated mode) passes the runtime's check, and 0-based cores.
@@ -180,7 +182,7 @@ TEST_CASE("neuron-device-plugin binary end to end", "[e2e]") {
   REQUIRE(core_alloc.ok());
   REQUIRE(Eventually(
       [&] { return api.Get(pod_path)["metadata"]["annotations"]["NEURON_ALLOCATED"] == "true"; },
-      kWait));
+      kPluginWait));
   const json ann = api.Get(pod_path)["metadata"]["annotations"];
   CHECK(ann["AWS_NEURON_IDS"] == "4,5");
   CHECK(ann["NEURON_ALLOC_TIME"] == "1700000000000000000");
@@ -204,13 +206,13 @@ TEST_CASE("neuron-device-plugin binary end to end", "[e2e]") {
   REQUIRE(sysfs::emulation::SetCounter(emulated, 3, "stats/hardware/mem_ecc_uncorrected", 1).ok());
   REQUIRE(kubelet.WaitForDevices(
       kDevices, [](const auto& r) { return Health(r, "3") == "Unhealthy" && Healthy(r) == 15; },
-      kWait));
+      kPluginWait));
   REQUIRE(kubelet.WaitForDevices(
       kCores,
       [](const auto& r) {
         return Health(r, "6") == "Unhealthy" && Health(r, "7") == "Unhealthy" && Healthy(r) == 30;
       },
-      kWait));
+      kPluginWait));
 
   // SIGTERM: exit 0, endpoint sockets removed.
   const std::string dev_sock = kubelet.dir() + "/aws-neuron.sock";
@@ -229,9 +231,10 @@ TEST_CASE("neuron-device-plugin binary end to end", "[e2e]") {
                    tmp.path + "/plugin2.log");
   REQUIRE(again.started());
   const LogOnFailure dump_again{again};
-  REQUIRE(kubelet.WaitForRegistrations(4, kWait));
+  REQUIRE(kubelet.WaitForRegistrations(4, kPluginWait));
   REQUIRE(kubelet.WaitForDevices(
-      kCores, [](const auto& r) { return r.devices_size() == 32 && Healthy(r) == 32; }, kWait));
+      kCores, [](const auto& r) { return r.devices_size() == 32 && Healthy(r) == 32; },
+      kPluginWait));
   auto after = kubelet.AllocateFor({"ml", "thief", "main"}, kCores, {"16"});
   REQUIRE_FALSE(after.ok());
   CHECK(std::string(after.status().message()).find("pod ml/infer") != std::string::npos);

@@ -39,14 +39,14 @@ using Labels = std::map<std::string, std::string>;
 constexpr absl::Duration kWait = absl::Seconds(30);
 constexpr char kPrefix[] = "neuron.amazonaws.com/ultraserver-";
 
-struct TempDir {
+struct UltraTempDir {
   std::string path;
-  TempDir() {
+  UltraTempDir() {
     const char* base = std::filesystem::is_directory("/dev/shm") ? "/dev/shm" : "/tmp";
     std::string t = std::string(base) + "/agent-us-e2e-XXXXXX";
     if (mkdtemp(t.data()) != nullptr) path = t;
   }
-  ~TempDir() {
+  ~UltraTempDir() {
     std::error_code ec;
     if (!path.empty()) std::filesystem::remove_all(path, ec);
   }
@@ -85,7 +85,7 @@ int AgentPort(const Subprocess& agent) {
 }
 
 struct Cluster {
-  TempDir tmp;
+  UltraTempDir tmp;
   fakes::FakeApiServer api;
   std::string kubeconfig;
   std::vector<std::unique_ptr<Subprocess>> agents;
@@ -198,7 +198,7 @@ std::pair<int, std::string> RunToEnd(const std::vector<std::string>& argv, const
 }
 
 TEST_CASE("--emulate-ultraserver is refused in one line where it does not apply", "[e2e]") {
-  TempDir tmp;
+  UltraTempDir tmp;
   const std::string agent = BinaryPath("neuron-node-agent");
   auto [code, log] =
       RunToEnd({agent, "--emulate=trn1.32xlarge", "--emulate-ultraserver=us-a:1"}, tmp.path + "/a");

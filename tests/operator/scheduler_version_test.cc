@@ -18,7 +18,7 @@ namespace {
 using nlohmann::json;
 using namespace testutil;  // NOLINT(google-build-using-namespace): test helpers
 
-constexpr char kSampleAlpha[] = "deploy/operator/samples/deviceconfig-v1alpha1.yaml";
+constexpr char kVersionSampleAlpha[] = "deploy/operator/samples/deviceconfig-v1alpha1.yaml";
 
 std::string Text(const std::optional<KubeVersion>& v) { return v ? v->ToString() : "none"; }
 
@@ -53,8 +53,8 @@ TEST_CASE("versions from gitVersions and image tags", "[operator][version]") {
 }
 
 // A reconciler on a fake clock, so the refresh period can pass without waiting.
-struct Fixture {
-  Fixture() {
+struct VersionFixture {
+  VersionFixture() {
     settings.ns = kNs;
     reconciler = std::make_unique<Reconciler>(*cluster.client, settings, ListNodes(*cluster.client),
                                               nullptr, &clock);
@@ -82,7 +82,7 @@ struct Fixture {
 
 TEST_CASE("without customSchedulerImage the kube-scheduler is the API server's version",
           "[operator][version]") {
-  Fixture f;
+  VersionFixture f;
   f.cluster.server.SetVersion("v1.32.13");
   f.cluster.CreateSample(kSample);
   REQUIRE(f.Pass().ok());
@@ -111,7 +111,7 @@ TEST_CASE("without customSchedulerImage the kube-scheduler is the API server's v
 
 TEST_CASE("no answer from /version yet fails the pass; an unreadable one falls back",
           "[operator][version]") {
-  Fixture f;
+  VersionFixture f;
   f.cluster.CreateSample(kSample);
   f.cluster.server.InjectError("GET", "/version", 503);
   CHECK_FALSE(f.Pass().ok());            // retried with backoff, rather than a scheduler of a guess
@@ -122,9 +122,9 @@ TEST_CASE("no answer from /version yet fails the pass; an unreadable one falls b
 
 TEST_CASE("a customSchedulerImage newer than the API server is a SchedulerVersionSkew condition",
           "[operator][version]") {
-  Fixture f;
+  VersionFixture f;
   f.cluster.server.SetVersion("v1.32.3-eks-abc");
-  f.cluster.CreateSample(kSampleAlpha);  // the seed's: kube-scheduler v1.35.5
+  f.cluster.CreateSample(kVersionSampleAlpha);  // the seed's: kube-scheduler v1.35.5
   REQUIRE(f.Pass().ok());
   json dc = f.cluster.GetDc("neuron");
   CHECK(CondStatus(dc, kSchedulerSkewCondition) == "True");

@@ -16,7 +16,7 @@ namespace {
 
 using nlohmann::json;
 
-const absl::Time kNow = absl::FromUnixSeconds(1'800'000'000);
+const absl::Time kStatusNow = absl::FromUnixSeconds(1'800'000'000);
 
 json AvailableDaemonSet(int n) {
   return {{"metadata", {{"generation", 2}}},
@@ -73,14 +73,14 @@ std::string MessageOf(const json& status, const std::string& type) {
   return "";
 }
 
-struct Row {
+struct StatusRow {
   const char* name;
   std::function<void(DeviceConfig&, ObservedState&)> change;
   std::map<std::string, std::string> want;  // the conditions that must read so
 };
 
 TEST_CASE("ComputeStatus: one row per situation", "[operator][status]") {
-  const std::vector<Row> rows = {
+  const std::vector<StatusRow> rows = {
       {"everything available",
        [](DeviceConfig&, ObservedState&) {},
        {{"Ready", "True/AllComponentsReady"},
@@ -127,12 +127,12 @@ TEST_CASE("ComputeStatus: one row per situation", "[operator][status]") {
        [](DeviceConfig&, ObservedState& s) { s.scheduler["status"]["availableReplicas"] = 1; },
        {{"SchedulerReady", "False/Progressing"}}},
   };
-  for (const Row& row : rows) {
+  for (const StatusRow& row : rows) {
     DYNAMIC_SECTION(row.name) {
       DeviceConfig dc = Preinstalled();
       ObservedState seen = AllAvailable();
       row.change(dc, seen);
-      const json status = ComputeStatus(dc, seen, json::object(), kNow);
+      const json status = ComputeStatus(dc, seen, json::object(), kStatusNow);
       const auto got = Conditions(status);
       for (const auto& [type, want] : row.want) {
         INFO(type);
@@ -149,7 +149,7 @@ TEST_CASE("ComputeStatus: Ready names what it waits for", "[operator][status]") 
   ObservedState seen = AllAvailable();
   seen.metrics_ds = json();
   seen.plugin_ds["status"]["numberAvailable"] = 0;
-  const json status = ComputeStatus(Preinstalled(), seen, json::object(), kNow);
+  const json status = ComputeStatus(Preinstalled(), seen, json::object(), kStatusNow);
   CHECK(MessageOf(status, "Ready") == "waiting for DevicePluginReady, MetricsReady");
   CHECK(status["devicePluginSummary"] == "0/3");
   CHECK(status["schedulerSummary"] == "2/2");
@@ -176,9 +176,9 @@ TEST_CASE("ComputeStatus: a failed upgrade leads the Degraded message", "[operat
   plan.condition_reason = "NodeFailed";
   plan.condition_message = "stopped";
   plan.degraded = "driver upgrade stopped at trn-a: not ready";
-  plan.nodes = {{"trn-a", "2.24.7.0", NodeUpgradeState::kFailed, kNow, "not ready"}};
+  plan.nodes = {{"trn-a", "2.24.7.0", NodeUpgradeState::kFailed, kStatusNow, "not ready"}};
   seen.upgrade = plan;
-  const json status = ComputeStatus(dc, seen, json::object(), kNow);
+  const json status = ComputeStatus(dc, seen, json::object(), kStatusNow);
   CHECK(Conditions(status)["Degraded"] == "True/DriverUpgradeFailed");
   CHECK(MessageOf(status, "Degraded") ==
         "driver upgrade stopped at trn-a: not ready; NFD is not installed");
@@ -192,7 +192,7 @@ TEST_CASE("ComputeStatus: a failed upgrade leads the Degraded message", "[operat
 
 TEST_CASE("ComputeStatus: what the previous status keeps and loses", "[operator][status]") {
   DeviceConfig dc = Preinstalled();
-  const json first = ComputeStatus(dc, AllAvailable(), json::object(), kNow);
+  const json first = ComputeStatus(dc, AllAvailable(), json::object(), kStatusNow);
   json old = first;
   old["upgrade"] = {{"driverVersion", "old"}};
   old["nodes"] = json::array({{{"node", "trn-a"}}});
@@ -200,7 +200,7 @@ TEST_CASE("ComputeStatus: what the previous status keeps and loses", "[operator]
                                {"status", "True"},
                                {"reason", "Available"},
                                {"lastTransitionTime", "2020-01-01T00:00:00Z"}});
-  const json again = ComputeStatus(dc, AllAvailable(), old, kNow + absl::Hours(1));
+  const json again = ComputeStatus(dc, AllAvailable(), old, kStatusNow + absl::Hours(1));
   // Unchanged conditions keep their transition time; mode-bound ones and the rollout go.
   CHECK(again["conditions"] == first["conditions"]);
   CHECK_FALSE(again.contains("upgrade"));
@@ -208,7 +208,7 @@ TEST_CASE("ComputeStatus: what the previous status keeps and loses", "[operator]
   // While blocked, the last rollout stays visible.
   ObservedState blocked = AllAvailable();
   blocked.blocker = Blocker{"InvalidSpec", "bad"};
-  const json kept = ComputeStatus(dc, blocked, old, kNow);
+  const json kept = ComputeStatus(dc, blocked, old, kStatusNow);
   CHECK(kept["nodes"] == old["nodes"]);
 }
 

@@ -31,13 +31,6 @@ std::string CachePath(const std::string& name) {
 
 }  // namespace
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 std::string NeffFor(const std::string& root, const neuron::testing::CompileCacheSpec& spec,
                     const neuron::testing::GeneratedModule& m) {
   return NeffPath(root, spec.compiler_version, m.graph_hash, m.flags_hash);

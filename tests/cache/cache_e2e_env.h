@@ -13,6 +13,7 @@
 
 #include "lib/k8s/rest_client.h"
 #include "nlohmann/json.hpp"
+#include "tests/cache/layer_test_util.h"  // ReadFile
 #include "tests/fakes/apiserver/fake_apiserver.h"
 #include "tests/testing/compile_cache_gen.h"
 #include "tests/testing/csi_kubelet.h"
@@ -73,6 +74,4 @@ class CacheCluster {
 // The file the Neuron compiler would read for module `m` in a cache mounted at `root`.
 std::string NeffFor(const std::string& root, const neuron::testing::CompileCacheSpec& spec,
                     const neuron::testing::GeneratedModule& m);
-std::string ReadFile(const std::string& path);
-
 }  // namespace neuron::cache::testing

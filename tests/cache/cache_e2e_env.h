@@ -74,4 +74,5 @@ class CacheCluster {
 // The file the Neuron compiler would read for module `m` in a cache mounted at `root`.
 std::string NeffFor(const std::string& root, const neuron::testing::CompileCacheSpec& spec,
                     const neuron::testing::GeneratedModule& m);
+
 }  // namespace neuron::cache::testing

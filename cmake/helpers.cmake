@@ -112,17 +112,19 @@ function(neuron_cc_binary)
   neuron_unity(${A_NAME})
 endfunction()
 
-# neuron_cc_test(NAME x SRCS ... DEPS ... LABELS unit|integration|e2e [TIMEOUT s] [NEEDS target...])
+# neuron_cc_test(NAME x SRCS ... [SUPPORT_SRCS ...] DEPS ... LABELS unit|integration|e2e [TIMEOUT s]
+#                [NEEDS target...])
 # A Catch2 v2 suite registered with CTest as test x. The suites of one tests/ folder build into one
 # binary, <folder>_tests (<folder>_tsan_tests for those labelled tsan, so the TSan tree builds only
 # those), compiled in unity batches: a test file alone is mostly the cost of instantiating
 # nlohmann and Catch2 (17 of 31 s for a 450-line suite under ASan), which a batch pays once. Test x
 # runs only its own files' cases (Catch2's --filenames-as-tags tags each case with its file; --warn NoTests fails a
-# suite whose filter matches nothing). NEEDS: targets the suite runs (our binaries). Tests run from
-# the build directory. The target tsan_tests builds every <folder>_tsan_tests (make test-tsan).
+# suite when one of its files has no case to run). SUPPORT_SRCS: sources that hold no case the
+# suite runs (helpers, hidden-only cases). NEEDS: targets the suite runs (our binaries). Tests run
+# from the build directory. The target tsan_tests builds every <folder>_tsan_tests (make test-tsan).
 add_custom_target(tsan_tests)
 function(neuron_cc_test)
-  cmake_parse_arguments(A "" "NAME;TIMEOUT" "SRCS;DEPS;LABELS;NEEDS" ${ARGN})
+  cmake_parse_arguments(A "" "NAME;TIMEOUT" "SRCS;SUPPORT_SRCS;DEPS;LABELS;NEEDS" ${ARGN})
   if(NOT A_LABELS)
     set(A_LABELS unit)
   endif()
@@ -144,7 +146,7 @@ function(neuron_cc_test)
     target_compile_options(${binary} PRIVATE ${NEURON_TEST_CODE_OPTIONS})
     neuron_unity(${binary})
   endif()
-  target_sources(${binary} PRIVATE ${A_SRCS})
+  target_sources(${binary} PRIVATE ${A_SRCS} ${A_SUPPORT_SRCS})
   target_link_libraries(${binary} PRIVATE ${A_DEPS})
   if(A_NEEDS)
     add_dependencies(${binary} ${A_NEEDS})

@@ -1,7 +1,7 @@
 // File: tests/extender/scale_test.cc
 // In-process scale check of the decision path (no HTTP): 5,000 nodes of mixed shapes, 20,000
 // bound pods, filter + prioritize of 500 NodeNames. Hidden ("[.scale]"): run it by hand with
-// `extender_unit_test "[.scale]"`; it prints figures and asserts only on results, never on time.
+// `extender_tests "[.scale]"`; it prints figures and asserts only on results, never on time.
 #include <chrono>
 #include <cstdio>
 #include <string>

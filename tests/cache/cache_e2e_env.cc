@@ -5,8 +5,6 @@
 #include <sys/mount.h>
 
 #include <catch2/catch.hpp>
-#include <fstream>
-#include <sstream>
 
 #include "absl/strings/str_cat.h"
 #include "lib/base/json_access.h"

@@ -81,15 +81,16 @@ function(neuron_unity_batch target)
   set_target_properties(${target} PROPERTIES SOURCES "${kept};${batches}")
 endfunction()
 
-# In the optimised (release) tree, test and fuzz-harness code compiles without optimisation and
-# with line tables only (enough for a backtrace): half the compile time of a cold build at the
-# preset's -O2 -g; the code it exercises (lib/) keeps the preset's flags. Appended after the
-# preset's flags, so these win. The sanitizer trees keep their -O1 everywhere: at -O0 under ASan
-# the deep-input parser tests overflowed their stack and the topology property test ran past its
-# 900 s timeout.
-set(NEURON_TEST_CODE_OPTIONS "")
+# Test code compiles without optimisation and with line tables only (enough for a backtrace); the
+# code it exercises (lib/) keeps the preset's flags. Appended after the preset's flags, so these
+# win. Under ASan+UBSan+libFuzzer coverage the test batches took 1,666 CPU-s at -O1 and 527 at
+# -O0; the suite ran about 120 s longer in all (summed over suites). Fuzz harnesses keep the
+# sanitizer trees' -O1: executions per second are what a fuzz run buys, and a harness's inline
+# instantiations (nlohmann's) can be the copies the fuzzed lib/ code calls (see OPTIMIZED below).
+set(NEURON_TEST_CODE_OPTIONS -O0 -g1)
+set(NEURON_FUZZ_CODE_OPTIONS "")
 if(CMAKE_BUILD_TYPE MATCHES "^(RelWithDebInfo|Release)$")
-  set(NEURON_TEST_CODE_OPTIONS -O0 -g1)
+  set(NEURON_FUZZ_CODE_OPTIONS -O0 -g1)
 endif()
 
 # neuron_cc_library(NAME x SRCS ... DEPS ... PRIVATE_DEPS ...) -> target neuron_x, alias neuron::x
@@ -113,7 +114,7 @@ function(neuron_cc_binary)
 endfunction()
 
 # neuron_cc_test(NAME x SRCS ... [SUPPORT_SRCS ...] DEPS ... LABELS unit|integration|e2e [TIMEOUT s]
-#                [NEEDS target...])
+#                [NEEDS target...] [OPTIMIZED])
 # A Catch2 v2 suite registered with CTest as test x. The suites of one tests/ folder build into one
 # binary, <folder>_tests (<folder>_tsan_tests for those labelled tsan, so the TSan tree builds only
 # those), compiled in unity batches: fewer translation units and links than a binary per suite
@@ -122,9 +123,13 @@ endfunction()
 # suite when one of its files has no case to run. SUPPORT_SRCS: sources that hold no case the
 # suite runs (helpers, hidden-only cases). NEEDS: targets the suite runs (our binaries). Tests run
 # from the build directory. The target tsan_tests builds every <folder>_tsan_tests (make test-tsan).
+# OPTIMIZED: the suite's own code is its hot loop (the topology property test's brute-force
+# reference); it keeps the preset's optimisation, in a binary of its own, <folder>_optimized_tests:
+# the linker keeps one copy of each inline function, the first it reads, so an unoptimised test
+# file in the same binary would slow the optimised one's (and lib/'s) calls (159 s became 442 s).
 add_custom_target(tsan_tests)
 function(neuron_cc_test)
-  cmake_parse_arguments(A "" "NAME;TIMEOUT" "SRCS;SUPPORT_SRCS;DEPS;LABELS;NEEDS" ${ARGN})
+  cmake_parse_arguments(A "OPTIMIZED" "NAME;TIMEOUT" "SRCS;SUPPORT_SRCS;DEPS;LABELS;NEEDS" ${ARGN})
   if(NOT A_LABELS)
     set(A_LABELS unit)
   endif()
@@ -136,6 +141,9 @@ function(neuron_cc_test)
   if("tsan" IN_LIST A_LABELS)
     set(binary ${folder}_tsan_tests)
   endif()
+  if(A_OPTIMIZED)
+    string(REGEX REPLACE "_tests$" "_optimized_tests" binary ${binary})
+  endif()
   if(NOT TARGET ${binary})
     add_executable(${binary})
     if("tsan" IN_LIST A_LABELS)
@@ -143,7 +151,9 @@ function(neuron_cc_test)
     endif()
     target_include_directories(${binary} PRIVATE ${PROJECT_SOURCE_DIR})
     target_link_libraries(${binary} PRIVATE Catch2::Catch2WithMain neuron::warnings)
-    target_compile_options(${binary} PRIVATE ${NEURON_TEST_CODE_OPTIONS})
+    if(NOT A_OPTIMIZED)
+      target_compile_options(${binary} PRIVATE ${NEURON_TEST_CODE_OPTIONS})
+    endif()
     neuron_unity(${binary})
   endif()
   target_sources(${binary} PRIVATE ${A_SRCS} ${A_SUPPORT_SRCS})
@@ -178,7 +188,7 @@ function(neuron_fuzz_target)
   add_executable(${A_NAME} ${A_SRCS})
   target_include_directories(${A_NAME} PRIVATE ${PROJECT_SOURCE_DIR})
   target_link_libraries(${A_NAME} PRIVATE ${A_DEPS} neuron::warnings)
-  target_compile_options(${A_NAME} PRIVATE ${NEURON_TEST_CODE_OPTIONS})
+  target_compile_options(${A_NAME} PRIVATE ${NEURON_FUZZ_CODE_OPTIONS})
   neuron_unity(${A_NAME})
   if(NEURON_FUZZ)
     target_compile_options(${A_NAME} PRIVATE -fsanitize=fuzzer)

@@ -459,10 +459,14 @@ TEST_CASE("large and deep input is refused, not crashed on", "[operator][spec]")
   const std::string huge(1 << 20, 'k');
   obj["spec"]["selector"] = {{huge, huge}};
   obj["spec"]["nodeAgentImage"] = huge;  // long but well-formed: accepted
-  json deep = "x";
-  for (int i = 0; i < 5000; ++i) deep = json::array({std::move(deep)});
-  obj["spec"]["driverVersion"] = deep;
-  obj["spec"]["extra"] = deep;  // unknown fields are ignored (the API server prunes them)
+  // Moved in, not copied: nlohmann copies recursively, and this test's code is unoptimised.
+  const auto deep = [] {
+    json nested = "x";
+    for (int i = 0; i < 5000; ++i) nested = json::array({std::move(nested)});
+    return nested;
+  };
+  obj["spec"]["driverVersion"] = deep();
+  obj["spec"]["extra"] = deep();  // unknown fields are ignored (the API server prunes them)
   // Quoted keys are cut short: the errors end up in a condition message.
   CHECK(Fields(obj) ==
         Strings{"spec.driverVersion", "spec.selector[" + huge.substr(0, 80) + "...]"});

@@ -171,14 +171,6 @@ HttpResponse ApiCore::Dispatch(const HttpRequest& req) {
 }
 
 namespace {
-// Objects are stored once per group/resource; each served version sees them with its own
-// apiVersion. Simplification: no conversion between CRD versions (fields are passed through).
-json Present(const ResourceType& t, json obj) {
-  obj["apiVersion"] = t.ApiVersion();
-  obj["kind"] = t.kind;
-  return obj;
-}
-
 // `served`: items on this and earlier pages (ours; upstream's token has no such field).
 std::string EncodeContinue(int64_t rv, const std::string& last_key, int64_t served) {
   json tok = {{"v", "meta.k8s.io/v1"}, {"rv", rv}, {"start", last_key}, {"served", served}};
@@ -189,7 +181,7 @@ std::string EncodeContinue(int64_t rv, const std::string& last_key, int64_t serv
 HttpResponse ApiCore::GetItem(const ResourcePath& rp) {
   const json* obj = store_.Find(rp.Key());
   if (obj == nullptr) throw NotFound(rp.type.group, rp.type.plural, rp.name);
-  return HttpResponse{200, Present(rp.type, *obj), {}};
+  return HttpResponse{200, rp.type.Present(*obj), {}};
 }
 
 HttpResponse ApiCore::List(const ResourcePath& rp, const HttpRequest& req) {
@@ -329,7 +321,7 @@ json ApiCore::Get(const std::string& path) {
     ResourcePath rp = ParsePath(path, &collection);
     if (collection || !rp.subresource.empty()) return nullptr;
     const json* obj = store_.Find(rp.Key());
-    return obj == nullptr ? json(nullptr) : Present(rp.type, *obj);
+    return obj == nullptr ? json(nullptr) : rp.type.Present(*obj);
   } catch (const ApiError&) {
     return nullptr;
   }

@@ -27,12 +27,6 @@ json WithoutMetaAndStatus(json o) {
   return o;
 }
 
-json Present(const ResourceType& t, json obj) {
-  obj["apiVersion"] = t.ApiVersion();
-  obj["kind"] = t.kind;
-  return obj;
-}
-
 bool IsCrdType(const ResourceType& t) {
   return t.group == "apiextensions.k8s.io" && t.plural == "customresourcedefinitions";
 }
@@ -276,7 +270,7 @@ HttpResponse ApiCore::Create(const ResourcePath& rp, const HttpRequest& req) {
   json body = ParseBody(req);
   json obj = CreateObject(rp, std::move(body), WriteCtx{Manager(req), "Update", ""},
                           req.Param("dryRun") == "All");
-  return HttpResponse{201, Present(rp.type, std::move(obj)), {}};
+  return HttpResponse{201, rp.type.Present(std::move(obj)), {}};
 }
 
 HttpResponse ApiCore::Replace(const ResourcePath& rp, const HttpRequest& req) {
@@ -286,7 +280,7 @@ HttpResponse ApiCore::Replace(const ResourcePath& rp, const HttpRequest& req) {
   if (old == nullptr) throw NotFound(rp.type.group, rp.type.plural, rp.name);
   WriteCtx ctx{Manager(req), "Update", rp.subresource};
   json obj = UpdateObject(rp, *old, std::move(body), ctx, req.Param("dryRun") == "All");
-  return HttpResponse{200, Present(rp.type, std::move(obj)), {}};
+  return HttpResponse{200, rp.type.Present(std::move(obj)), {}};
 }
 
 HttpResponse ApiCore::Patch(const ResourcePath& rp, const HttpRequest& req) {
@@ -322,13 +316,13 @@ HttpResponse ApiCore::Patch(const ResourcePath& rp, const HttpRequest& req) {
       json merged =
           ServerSideApply(skeleton, *applied, who, force, rp.type.group, rp.type.plural, rp.name);
       json obj = CreateObject(rp, std::move(merged), ctx, dry_run);
-      return HttpResponse{201, Present(rp.type, std::move(obj)), {}};
+      return HttpResponse{201, rp.type.Present(std::move(obj)), {}};
     }
     const json current = *old;
     json merged =
         ServerSideApply(current, *applied, who, force, rp.type.group, rp.type.plural, rp.name);
     json obj = UpdateObject(rp, current, std::move(merged), ctx, dry_run);
-    return HttpResponse{200, Present(rp.type, std::move(obj)), {}};
+    return HttpResponse{200, rp.type.Present(std::move(obj)), {}};
   }
   if (old == nullptr) throw NotFound(rp.type.group, rp.type.plural, rp.name);
   const json current = *old;
@@ -360,7 +354,7 @@ HttpResponse ApiCore::Patch(const ResourcePath& rp, const HttpRequest& req) {
   if (!patched.is_object()) throw MakeError(422, "the patch produced a non-object");
   WriteCtx ctx{Manager(req), "Update", rp.subresource};
   json obj = UpdateObject(rp, current, std::move(patched), ctx, dry_run);
-  return HttpResponse{200, Present(rp.type, std::move(obj)), {}};
+  return HttpResponse{200, rp.type.Present(std::move(obj)), {}};
 }
 
 // As the real BindingREST (pkg/registry/core/pod/storage): the Binding's name must be the

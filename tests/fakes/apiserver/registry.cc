@@ -31,6 +31,12 @@ const std::vector<std::string> kVerbs = {"create", "delete", "deletecollection",
 
 }  // namespace
 
+json ResourceType::Present(json obj) const {
+  obj["apiVersion"] = ApiVersion();
+  obj["kind"] = kind;
+  return obj;
+}
+
 Registry::Registry() {
   // Field labels are the ones upstream registers per type (pkg/registry/*/strategy.go).
   types_.push_back(Make("", "v1", "namespaces", "namespace", "Namespace", false, {"ns"}, true,

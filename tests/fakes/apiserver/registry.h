@@ -32,6 +32,9 @@ struct ResourceType {
   std::vector<std::string> field_labels;
 
   std::string ApiVersion() const { return group.empty() ? version : group + "/" + version; }
+  // obj as this version serves it. Objects are stored once per group/resource; each served version
+  // sees them with its own apiVersion. Simplification: no conversion between CRD versions.
+  json Present(json obj) const;
   std::string ListKind() const { return kind + "List"; }
 };
 

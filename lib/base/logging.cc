@@ -36,7 +36,7 @@ class JsonStderrSink final : public spdlog::sinks::base_sink<std::mutex> {
 
 }  // namespace
 
-absl::Status InitLogging(std::string_view program, std::string_view level, bool json) {
+absl::Status InitLogging(std::string_view program, std::string_view level, bool json_lines) {
   const spdlog::level::level_enum parsed = spdlog::level::from_str(std::string(level));
   // from_str maps unknown names to "off"; only accept "off" when it was asked for.
   if (parsed == spdlog::level::off && level != "off") {
@@ -45,7 +45,7 @@ absl::Status InitLogging(std::string_view program, std::string_view level, bool 
                      "\" (want trace, debug, info, warn, error, critical, off)"));
   }
   std::shared_ptr<spdlog::logger> logger;
-  if (json) {
+  if (json_lines) {
     logger =
         std::make_shared<spdlog::logger>(std::string(program), std::make_shared<JsonStderrSink>());
   } else {

@@ -10,7 +10,7 @@
 namespace neuron {
 
 // Installs the default logger named `program`. `level` is one of trace, debug, info, warn,
-// error, critical, off. With `json`, each line is a JSON object (ts, level, logger, msg).
-absl::Status InitLogging(std::string_view program, std::string_view level, bool json = false);
+// error, critical, off. With `json_lines`, each line is a JSON object (ts, level, logger, msg).
+absl::Status InitLogging(std::string_view program, std::string_view level, bool json_lines = false);
 
 }  // namespace neuron

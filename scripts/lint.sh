@@ -60,13 +60,23 @@ gcc_only=()
 if grep -q -- "-Wno-subobject-linkage" "$BUILD/compile_commands.json"; then
   gcc_only=(-extra-arg=-Wno-unknown-warning-option)
 fi
+# The two passes run side by side, each JOBS wide, and print their findings when both are done:
+# one after the other, each pass's last long units left a core idle.
+out_lib=$(mktemp)
+out_tests=$(mktemp)
+trap 'rm -f "$out_lib" "$out_tests"' EXIT
 set +e
 start=$(date +%s)
 tidy "$(units 'lib|cmd')" ${checks:+-checks="$checks"} "${gcc_only[@]}" \
-  -extra-arg-before="-isystem$shadow" -extra-arg=-Wdeprecated-declarations
+  -extra-arg-before="-isystem$shadow" -extra-arg=-Wdeprecated-declarations >"$out_lib" &
+pid_lib=$!
+tidy "$(units 'tests|bench')" ${checks:+-checks="$checks"} "${gcc_only[@]}" >"$out_tests" &
+pid_tests=$!
+wait "$pid_lib"
 rc_lib=$?
-tidy "$(units 'tests|bench')" ${checks:+-checks="$checks"} "${gcc_only[@]}"
+wait "$pid_tests"
 rc_tests=$?
+cat "$out_lib" "$out_tests"
 set -e
 echo "lint: clang-tidy took $(( $(date +%s) - start ))s (cache $cache: $(find "$cache" -type f | wc -l) entries)"
 if [ "$rc_lib" -ne 0 ] || [ "$rc_tests" -ne 0 ]; then exit 1; fi
